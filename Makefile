@@ -1,0 +1,31 @@
+# Makefile: the two commands the README starts with (make run, make test), over CMake in ./build.
+BUILD ?= build
+CMAKE_FLAGS ?=
+JOBS ?= $(shell nproc)
+
+.PHONY: all build run test test-asan test-tsan clean format
+
+all: build
+
+build:
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The main job: the seed's nettest command on 4 local processes.
+run: build
+	$(BUILD)/tools/csnrun/csnrun -np 4 $(BUILD)/bench/nettest/nettest uK m1 M16 K2 R2 T1000 Ptotal
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan:
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DCSN_SANITIZER=address -DCSN_WERROR=ON"
+
+test-tsan:
+	$(MAKE) test BUILD=build-tsan CMAKE_FLAGS="-DCSN_SANITIZER=thread -DCSN_WERROR=ON"
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-tsan
