@@ -58,6 +58,9 @@ CSN_API int csn_job_size(void); /* number of processes in the job (1 when not la
 CSN_API csn_status csn_job_barrier(csn_transport *t); /* all ranks, each with one transport */
 
 /* Extensions (not in CONTRACT.md; may grow). */
+/* csn_rx_nb accepting only from one transport (CSN_NULL_NETID: any), as csn_rx does. */
+CSN_API csn_status csn_rx_nb_from(csn_transport *t, csn_netid from, void *buf, size_t len,
+                                  size_t *received);
 CSN_API csn_netid csn_netid_of(const csn_transport *t); /* the netid of one's own transport */
 CSN_API int csn_netid_rank(csn_netid id);               /* rank of the process owning id, or -1 */
 CSN_API const char *csn_transport_name(void); /* intra-host transport in use: "unix", "tcp", ... */

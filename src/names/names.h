@@ -15,6 +15,8 @@
  *                                             (parks until registered or timeout)
  *   client: "PUT <key> <value>\n"             server: "OK\n"
  *   client: "GET <timeout-ms> <key>\n"        server: "OK <value>\n" | "NOTFOUND\n" (parks)
+ *   client: "PROC\n"                          server: "OK <id>\n": a new process id >= size for
+ *                                             a process forked by a rank (ids are never reused)
  * A name is the rest of the line (it may contain spaces): 1..255 printable ASCII bytes.
  * Keys and values are 1..1023 bytes without spaces or control characters. */
 
@@ -30,6 +32,10 @@ csn_status csni_names_lookup(const char *name, uint64_t timeout_ms, csn_netid *i
 /* Job-wide key-value store (endpoint addresses "ep.<rank>", ...). */
 csn_status csni_kv_put(const char *key, const char *value);
 csn_status csni_kv_get(const char *key, uint64_t timeout_ms, char *value, size_t cap);
+
+/* A fresh job-wide process id for a forked child (netid rank field); CSN_NOT_FOUND when the
+ * process was not launched (no name service). */
+csn_status csni_names_alloc_proc(int *id);
 
 /* 1 when name is 1..255 bytes of printable ASCII (0x20..0x7e). */
 int csni_name_valid(const char *name);
