@@ -1,0 +1,411 @@
+/* api.c: the public calls: argument checks, transports' life cycle, and the nine CSN calls on top of match.c and wait.c. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "names/names.h"
+
+#define API_VERSION "0.1.0"
+
+/* ---- transports ---- */
+csn_status csni_tport_create(struct csni_proc *p, csn_transport **out)
+{
+    csn_transport *t;
+    pthread_rwlock_wrlock(&p->tlock);
+    if ((t = p->graveyard) != NULL) {
+        p->graveyard = t->next_free;
+    } else if ((t = calloc(1, sizeof *t)) != NULL) {
+        pthread_mutex_init(&t->lock, NULL);
+    }
+    if (t && p->ntports + 1 >= p->captports) {
+        uint32_t cap = p->captports ? p->captports * 2 : 64;
+        csn_transport **n = realloc(p->tports, cap * sizeof *n);
+        if (!n) {
+            t->next_free = p->graveyard;
+            p->graveyard = t;
+            t = NULL;
+        } else {
+            memset(n + p->captports, 0, (cap - p->captports) * sizeof *n);
+            p->tports = n;
+            p->captports = cap;
+        }
+    }
+    if (!t) {
+        pthread_rwlock_unlock(&p->tlock);
+        return CSN_NO_HEAP;
+    }
+    if (p->ntports == 0)
+        p->ntports = CSNI_SYS_TPORT; /* id 0 is never used; the first id is the system one */
+    pthread_mutex_lock(&t->lock);
+    t->tid = p->ntports++;
+    t->id = csni_netid_make(p->me, t->tid);
+    t->posted.head = t->posted.tail = NULL;
+    t->cq.head = t->cq.tail = NULL;
+    t->ux_head = t->ux_tail = NULL;
+    t->nops = 0;
+    t->names = NULL;
+    t->nnames = 0;
+    t->next_free = NULL;
+    atomic_store(&t->magic, CSNI_TPORT_MAGIC);
+    pthread_mutex_unlock(&t->lock);
+    p->tports[t->tid] = t;
+    pthread_rwlock_unlock(&p->tlock);
+    *out = t;
+    return CSN_OK;
+}
+
+/* A transport is usable when it carries the live magic. Closed structures are kept (never
+ * freed) with a dead magic, so a stale pointer reads as closed instead of crashing. */
+static csn_status api_check(csn_transport *t)
+{
+    if (!t || atomic_load(&t->magic) != CSNI_TPORT_MAGIC || !csni_p)
+        return CSN_UNINITIALISED_TRANSPORT;
+    return CSN_OK;
+}
+
+static csn_status api_check_buf(const void *buf, size_t len)
+{
+    if ((!buf && len) || len > CSNI_MAX_MSG)
+        return CSN_INVALID_ARGUMENT;
+    return CSN_OK;
+}
+
+/* A netid is acceptable when it is well formed and names an existing process; transports of
+ * this process are checked exactly, those of others when the message arrives. */
+static csn_status api_check_netid(struct csni_proc *p, csn_netid id)
+{
+    if (!csni_netid_wellformed(id))
+        return CSN_ILLEGAL_NETID;
+    int rank = csni_netid_rank(id);
+    if (rank == p->me) {
+        csn_transport *d = csni_tport_find(p, csni_netid_tid(id));
+        if (!d || csni_netid_tid(id) == CSNI_SYS_TPORT) {
+            if (d)
+                pthread_mutex_unlock(&d->lock);
+            return CSN_ILLEGAL_NETID;
+        }
+        pthread_mutex_unlock(&d->lock);
+        return CSN_OK;
+    }
+    /* Ids at or above the job size belong to forked processes; an unknown one is found
+     * out when connecting (no published address). */
+    return p->boot.launched ? CSN_OK : CSN_ILLEGAL_NETID;
+}
+
+csn_status csn_open(csn_transport **t)
+{
+    struct csni_proc *p;
+    csn_status rv;
+    if (!t)
+        return CSN_INVALID_ARGUMENT;
+    *t = NULL;
+    if ((rv = csni_proc_get(&p)) != CSN_OK)
+        return rv;
+    return csni_tport_create(p, t);
+}
+
+csn_status csn_close(csn_transport **tp)
+{
+    struct csni_proc *p = csni_p;
+    csn_transport *t;
+    csn_status rv;
+    if (!tp)
+        return CSN_INVALID_ARGUMENT;
+    t = *tp;
+    if ((rv = api_check(t)) != CSN_OK)
+        return rv;
+    uint32_t expect = CSNI_TPORT_MAGIC;
+    if (!atomic_compare_exchange_strong(&t->magic, &expect, CSNI_TPORT_DEAD))
+        return CSN_UNINITIALISED_TRANSPORT; /* another thread closed it first */
+    *tp = NULL;
+    pthread_rwlock_wrlock(&p->tlock);
+    p->tports[t->tid] = NULL;
+    pthread_rwlock_unlock(&p->tlock);
+    /* Frames of ours still being written point into user buffers: let them finish (a dead
+     * peer fails them), so the caller may free its buffers when we return. */
+    for (;;) {
+        bool busy = false;
+        pthread_mutex_lock(&p->lock);
+        struct csni_conn *conns = p->conns;
+        pthread_mutex_unlock(&p->lock);
+        for (struct csni_conn *c = conns; c && !busy; c = c->next) {
+            pthread_mutex_lock(&c->tx_lock);
+            for (struct csni_sendreq *sr = c->sq_head; sr && !busy; sr = sr->next)
+                busy = sr->op && sr->op->t == t && sr->op->kind == CSNI_OP_TX;
+            pthread_mutex_unlock(&c->tx_lock);
+        }
+        if (!busy)
+            break;
+        csni_poll(p);
+        usleep(200);
+    }
+    csni_tport_drain(t);
+    for (size_t i = 0; i < t->nnames; i++) {
+        csni_names_unregister(t->names[i], t->id);
+        free(t->names[i]);
+    }
+    free(t->names);
+    pthread_mutex_lock(&t->lock);
+    t->names = NULL;
+    t->nnames = 0;
+    t->cq.head = t->cq.tail = NULL; /* ops stay on the free list below, reused by the next owner */
+    pthread_mutex_unlock(&t->lock);
+    pthread_rwlock_wrlock(&p->tlock);
+    t->next_free = p->graveyard;
+    p->graveyard = t;
+    pthread_rwlock_unlock(&p->tlock);
+    return CSN_OK;
+}
+
+csn_status csn_register_name(csn_transport *t, const char *name)
+{
+    csn_status rv;
+    char *copy, **names;
+    if ((rv = api_check(t)) != CSN_OK)
+        return rv;
+    if (!name || !csni_name_valid(name))
+        return CSN_INVALID_ARGUMENT;
+    if (!(copy = strdup(name)))
+        return CSN_NO_HEAP;
+    if ((rv = csni_names_register(name, t->id)) != CSN_OK)
+        goto fail;
+    pthread_mutex_lock(&t->lock);
+    names = realloc(t->names, (t->nnames + 1) * sizeof *names);
+    if (names) {
+        t->names = names;
+        t->names[t->nnames++] = copy;
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (!names) {
+        csni_names_unregister(name, t->id);
+        rv = CSN_NO_HEAP;
+        goto fail;
+    }
+    return CSN_OK;
+fail:
+    free(copy);
+    return rv;
+}
+
+csn_status csn_lookup_name(csn_netid *id, const char *name)
+{
+    struct csni_proc *p;
+    csn_status rv;
+    if (!id || !name || !csni_name_valid(name))
+        return CSN_INVALID_ARGUMENT;
+    if ((rv = csni_proc_get(&p)) != CSN_OK)
+        return rv;
+    return csni_names_lookup(name, p->lookup_timeout_ms, id);
+}
+
+/* ---- operations ---- */
+static csn_status api_new_op(csn_transport *t, bool blocking, csn_netid peer, void *buf,
+                             size_t len, size_t *received, struct csni_op **out)
+{
+    struct csni_op *op;
+    pthread_mutex_lock(&t->lock);
+    op = csni_op_alloc(t);
+    pthread_mutex_unlock(&t->lock);
+    if (!op)
+        return t->nops >= csni_p->max_ops ? CSN_BUSY : CSN_NO_HEAP;
+    op->blocking = blocking;
+    op->peer = peer;
+    op->buf = buf;
+    op->len = len;
+    op->received = received;
+    *out = op;
+    return CSN_OK;
+}
+
+static void api_free_op(csn_transport *t, struct csni_op *op)
+{
+    pthread_mutex_lock(&t->lock);
+    csni_op_free(t, op);
+    pthread_mutex_unlock(&t->lock);
+}
+
+static csn_status api_tx(csn_transport *t, csn_netid to, const void *buf, size_t len, bool blocking,
+                         struct csni_op **out)
+{
+    csn_status rv;
+    struct csni_op *op;
+    if ((rv = api_check(t)) != CSN_OK || (rv = api_check_buf(buf, len)) != CSN_OK ||
+        (rv = api_check_netid(csni_p, to)) != CSN_OK)
+        return rv;
+    if ((rv = api_new_op(t, blocking, to, (void *)buf, len, NULL, &op)) != CSN_OK)
+        return rv;
+    if ((rv = csni_post_tx(t, op)) != CSN_OK) {
+        api_free_op(t, op);
+        return rv;
+    }
+    *out = op;
+    return CSN_OK;
+}
+
+static csn_status api_rx(csn_transport *t, csn_netid from, void *buf, size_t len, size_t *received,
+                         bool blocking, struct csni_op **out)
+{
+    csn_status rv;
+    struct csni_op *op;
+    if ((rv = api_check(t)) != CSN_OK || (rv = api_check_buf(buf, len)) != CSN_OK)
+        return rv;
+    if (from != CSN_NULL_NETID && (rv = api_check_netid(csni_p, from)) != CSN_OK)
+        return rv;
+    if ((rv = api_new_op(t, blocking, from, buf, len, received, &op)) != CSN_OK)
+        return rv;
+    if ((rv = csni_post_rx(t, op)) != CSN_OK) {
+        api_free_op(t, op);
+        return rv;
+    }
+    *out = op;
+    return CSN_OK;
+}
+
+/* Waits for exactly op (a blocking call's own operation) and frees it. */
+static csn_status api_finish(csn_transport *t, struct csni_op *op, csn_netid *peer)
+{
+    struct csni_op *got;
+    csni_wait(t, op, 0, CSN_FOREVER, &got);
+    csn_status st = op->status;
+    if (peer)
+        *peer = op->peer;
+    api_free_op(t, op);
+    return st;
+}
+
+csn_status csn_tx_nb(csn_transport *t, csn_netid to, const void *buf, size_t len)
+{
+    struct csni_op *op;
+    return api_tx(t, to, buf, len, false, &op);
+}
+
+csn_status csn_rx_nb(csn_transport *t, void *buf, size_t len, size_t *received)
+{
+    struct csni_op *op;
+    return api_rx(t, CSN_NULL_NETID, buf, len, received, false, &op);
+}
+
+csn_status csn_rx_nb_from(csn_transport *t, csn_netid from, void *buf, size_t len,
+                          size_t *received)
+{
+    struct csni_op *op;
+    return api_rx(t, from, buf, len, received, false, &op);
+}
+
+csn_status csn_tx(csn_transport *t, csn_netid to, const void *buf, size_t len)
+{
+    struct csni_op *op;
+    csn_status rv = api_tx(t, to, buf, len, true, &op);
+    return rv == CSN_OK ? api_finish(t, op, NULL) : rv;
+}
+
+csn_status csn_rx(csn_transport *t, csn_netid *from, void *buf, size_t len, size_t *received)
+{
+    struct csni_op *op;
+    csn_status rv;
+    if (!from)
+        return CSN_INVALID_ARGUMENT;
+    if ((rv = api_rx(t, *from, buf, len, received, true, &op)) != CSN_OK)
+        return rv;
+    return api_finish(t, op, from);
+}
+
+csn_status csn_test(csn_transport *t, unsigned flags, uint64_t timeout_us, csn_netid *id,
+                    void **buf, csn_status *op_status)
+{
+    struct csni_op *op;
+    csn_status rv;
+    if ((rv = api_check(t)) != CSN_OK)
+        return rv;
+    if (flags == 0 || (flags & ~(unsigned)(CSN_TX | CSN_RX)))
+        return CSN_INVALID_ARGUMENT;
+    if ((rv = csni_wait(t, NULL, flags, timeout_us, &op)) != CSN_OK)
+        return rv;
+    if (id)
+        *id = op->peer;
+    if (buf)
+        *buf = op->buf;
+    if (op_status)
+        *op_status = op->status;
+    rv = op->kind == CSNI_OP_TX ? CSN_TX_READY : CSN_RX_READY;
+    api_free_op(t, op);
+    return rv;
+}
+
+/* ---- job helpers ---- */
+int csn_job_rank(void)
+{
+    struct csni_proc *p;
+    return csni_proc_get(&p) == CSN_OK ? p->boot.rank : 0;
+}
+
+int csn_job_size(void)
+{
+    struct csni_proc *p;
+    return csni_proc_get(&p) == CSN_OK ? p->boot.size : 1;
+}
+
+/* Dissemination barrier over the hidden system transports (id 1 of every rank), so the
+ * user's posted receives never see its messages. Round k: tell rank+2^k, hear rank-2^k. */
+csn_status csn_job_barrier(csn_transport *t)
+{
+    struct csni_proc *p = csni_p;
+    csn_status rv;
+    if ((rv = api_check(t)) != CSN_OK)
+        return rv;
+    if (p->forked)
+        return CSN_INVALID_ARGUMENT; /* only the ranks themselves take part */
+    int n = p->boot.size, me = p->boot.rank;
+    if (n == 1)
+        return CSN_OK;
+    pthread_mutex_lock(&p->barrier_lock);
+    uint64_t gen = ++p->barrier_gen, got = 0;
+    for (int k = 1; k < n && rv == CSN_OK; k <<= 1) {
+        csn_netid to = csni_netid_make((me + k) % n, CSNI_SYS_TPORT);
+        csn_netid from = csni_netid_make((me - k % n + n) % n, CSNI_SYS_TPORT);
+        struct csni_op *tx, *rx;
+        size_t len = 0;
+        if ((rv = api_new_op(p->sys, true, to, &gen, sizeof gen, NULL, &tx)) != CSN_OK)
+            break;
+        if ((rv = csni_post_tx(p->sys, tx)) != CSN_OK) {
+            api_free_op(p->sys, tx);
+            break;
+        }
+        if ((rv = api_new_op(p->sys, true, from, &got, sizeof got, &len, &rx)) == CSN_OK &&
+            (rv = csni_post_rx(p->sys, rx)) != CSN_OK)
+            api_free_op(p->sys, rx);
+        csn_status st = rv == CSN_OK ? api_finish(p->sys, rx, NULL) : rv;
+        csn_status st2 = api_finish(p->sys, tx, NULL);
+        rv = st != CSN_OK ? st : st2;
+        if (rv == CSN_OK && (len != sizeof gen || got != gen))
+            rv = CSN_PEER_LOST; /* a rank out of step: cannot happen between live ranks */
+    }
+    pthread_mutex_unlock(&p->barrier_lock);
+    return rv;
+}
+
+/* ---- extensions ---- */
+csn_netid csn_netid_of(const csn_transport *t)
+{
+    return api_check((csn_transport *)t) == CSN_OK ? t->id : CSN_NULL_NETID;
+}
+
+int csn_netid_rank(csn_netid id)
+{
+    return csni_netid_wellformed(id) ? csni_netid_rank(id) : -1;
+}
+
+const char *csn_transport_name(void)
+{
+    struct csni_proc *p;
+    if (csni_proc_get(&p) != CSN_OK)
+        return "none";
+    return p->ops ? p->ops->name : "self";
+}
+
+const char *csn_version(void)
+{
+    return API_VERSION;
+}

@@ -1,0 +1,255 @@
+/* core.h: the library's internal state: processes, peers, connections, transports, operations. */
+#ifndef CSNI_CORE_H
+#define CSNI_CORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "csn.h"
+#include "boot/boot.h"
+#include "core/netid.h"
+#include "wire/frame.h"
+
+struct csni_proc;
+struct csni_peer;
+struct csni_conn;
+struct csni_op;
+
+/* ---- send requests: one frame (header + optional payload) queued on a connection ---- */
+struct csni_sendreq {
+    struct csni_sendreq *next;
+    uint8_t hdr[CSNI_FRAME_SIZE];
+    const void *payload;
+    size_t paylen;
+    size_t off;            /* bytes of header+payload already written */
+    struct csni_op *op;    /* the op to advance when the frame is written, or NULL */
+    bool heap;             /* malloc'd by the library: freed once written */
+    /* True while the request sits on a connection's queue: the connection owns it. The
+     * writer clears it (release) as its very last access, so an owner that sees it false
+     * (acquire) may reuse the memory. */
+    _Atomic bool queued;
+};
+
+/* ---- operations ---- */
+enum csni_op_kind { CSNI_OP_TX = 1, CSNI_OP_RX = 2 };
+enum csni_op_state {
+    CSNI_ST_FREE = 0,
+    CSNI_ST_POSTED,    /* rx: on the posted queue; tx: being sent (eager or RTS) */
+    CSNI_ST_WAIT_CTS,  /* tx: RTS written, waiting for the receiver */
+    CSNI_ST_WAIT_DATA, /* rx: matched an RTS or a partial eager message, waiting for payload */
+    CSNI_ST_SELF_WAIT, /* tx to a transport of this process, parked until a receive matches */
+    CSNI_ST_DONE
+};
+
+struct csni_op {
+    struct csni_op *next;  /* link on exactly one list: posted, peer wait list, cq, free list */
+    csn_transport *t;
+    uint8_t kind;
+    uint8_t state;
+    bool blocking;         /* completion is for the blocking caller, never put on the cq */
+    csn_status status;     /* CSN_OK, CSN_OVERRUN or CSN_PEER_LOST when done */
+    csn_netid peer;        /* tx: destination; rx: source filter (CSN_NULL_NETID = any), then sender */
+    void *buf;
+    size_t len;
+    size_t *received;      /* rx: where the delivered length is written (may be NULL) */
+    size_t msglen;         /* rx: length of the matched message */
+    uint64_t token;        /* rendezvous token, unique within the process */
+    struct csni_peer *pp;  /* the remote process involved, if any */
+    struct csni_sendreq sr; /* tx: EAGER/RTS then DATA; rx: CTS */
+};
+
+/* ---- unexpected messages: arrived before a matching receive was posted ---- */
+enum csni_unex_kind { CSNI_UX_EAGER = 1, CSNI_UX_RTS, CSNI_UX_SELF };
+struct csni_unex {
+    struct csni_unex *next;
+    uint8_t kind;
+    bool complete;         /* EAGER: the whole payload is in data */
+    csn_netid src;
+    size_t len;            /* message length */
+    void *data;            /* EAGER: pool buffer of len bytes */
+    uint64_t token;        /* RTS: the sender's token */
+    struct csni_peer *pp;  /* EAGER/RTS: the sending process */
+    struct csni_op *txop;  /* SELF: the parked transmit of this process */
+    struct csni_op *rxop;  /* EAGER, incomplete: the receive that matched it meanwhile */
+};
+
+/* ---- a transport (endpoint): the CSN "Transport" ---- */
+#define CSNI_TPORT_MAGIC 0x7C5A7C5Au
+#define CSNI_TPORT_DEAD 0xDEADC5A1u
+
+struct csni_oplist {
+    struct csni_op *head, *tail;
+};
+
+struct csn_transport {
+    _Atomic uint32_t magic;
+    uint32_t tid;
+    csn_netid id;
+    pthread_mutex_t lock;          /* protects everything below */
+    struct csni_oplist posted;     /* receives in posting order */
+    struct csni_unex *ux_head, *ux_tail;
+    struct csni_oplist cq;         /* completed non-blocking operations, oldest first */
+    _Atomic uint32_t wake_seq;     /* futex word: bumped at every completion */
+    _Atomic int sleepers;          /* threads asleep on wake_seq */
+    unsigned nops;                 /* outstanding operations (CSN_BUSY bound) */
+    struct csni_op *free_ops;
+    char **names;                  /* registered names, dropped at close */
+    size_t nnames;
+    csn_transport *next_free;      /* graveyard link: closed structures are reused, never freed */
+};
+
+/* ---- a connection to another process ---- */
+enum csni_rx_phase { CSNI_RX_HDR = 0, CSNI_RX_PAYLOAD };
+struct csni_conn {
+    int fd;
+    struct csni_proc *p;
+    struct csni_peer *pp;          /* NULL until HELLO is read (accepted connections) */
+    _Atomic bool dead;
+    bool epollout;                 /* EPOLLOUT is registered */
+    /* Receiving: one reader at a time (the "device lock" of seed 002). Held only across
+     * non-blocking recv calls, never while sleeping. */
+    pthread_mutex_t rx_lock;
+    uint8_t *rbuf;                 /* staging buffer: small frames arrive here in batches */
+    size_t rpos, rend;
+    enum csni_rx_phase phase;
+    struct csni_frame f;           /* header being served */
+    uint8_t *dst;                  /* payload destination, NULL to discard */
+    size_t want;                   /* payload bytes still to place in dst */
+    size_t discard;                /* payload bytes to drop after that */
+    struct csni_op *rxop;          /* receive being filled, or NULL */
+    struct csni_unex *rxux;        /* unexpected record being filled, or NULL */
+    csn_transport *rxt;            /* transport of rxop/rxux */
+    uint8_t key[CSNI_KEY_BYTES];   /* HELLO payload being read */
+    /* Sending: one writer at a time; held only across non-blocking writev calls. */
+    pthread_mutex_t tx_lock;
+    struct csni_sendreq *sq_head, *sq_tail;
+    struct csni_conn *next;        /* process's connection list */
+};
+
+/* ---- another process of the job ---- */
+struct csni_peer {
+    int proc;
+    pthread_mutex_t lock;          /* protects conn choice, lists and credit below */
+    struct csni_conn *conn;        /* the connection this process sends on (sticky) */
+    bool lost;
+    int64_t credit;                /* eager bytes we may still send to it */
+    struct csni_oplist wait_cts;   /* our transmits waiting for its CTS */
+    struct csni_oplist wait_data;  /* our receives waiting for its DATA */
+    int64_t owed;                  /* eager credit we owe it */
+    struct csni_sendreq credit_sr; /* our CREDIT frame to it (one in flight) */
+    int64_t credit_sent;           /* value carried by credit_sr while queued */
+    pthread_mutex_t conn_lock;     /* held while connecting (not on the fast path) */
+    struct csni_peer *next;
+};
+
+/* ---- a stream transport's addressing (Unix and TCP share the stream core) ---- */
+struct csni_transport_ops {
+    const char *name;
+    /* Creates the listening socket of this process (non-blocking) and writes the address
+     * others connect to into addr. Does not block. CSN_OK or CSN_SYSTEM_ERROR. */
+    csn_status (*listen)(struct csni_proc *p, int *fd, char *addr, size_t cap);
+    /* Connects to a published address; blocks until connected (local: at once).
+     * The caller owns the returned fd. CSN_OK, CSN_PEER_LOST (refused/absent) or
+     * CSN_SYSTEM_ERROR. */
+    csn_status (*connect)(const char *addr, int *fd);
+};
+extern const struct csni_transport_ops csni_unix_ops;
+extern const struct csni_transport_ops csni_tcp_ops;
+
+/* ---- the process ---- */
+struct csni_proc {
+    struct csni_boot boot;
+    int me;                        /* job process id (the rank, or an id from PROC after fork) */
+    bool forked;                   /* a process forked by a rank */
+    pid_t pid;
+    const struct csni_transport_ops *ops;
+    uint8_t key[CSNI_KEY_BYTES];
+    /* Tunables, read once at init. */
+    uint64_t lookup_timeout_ms;
+    size_t eager_max;
+    size_t unexpected_limit;
+    int64_t window;                /* eager credit granted to each peer process */
+    unsigned max_ops;
+    uint64_t spin_ns;
+    bool conn_per_transport;
+    /* Transports by id. */
+    pthread_rwlock_t tlock;
+    csn_transport **tports;
+    uint32_t ntports, captports;
+    csn_transport *graveyard;
+    csn_transport *sys;            /* hidden transport (id CSNI_SYS_TPORT) for the barrier */
+    pthread_mutex_t barrier_lock;
+    uint64_t barrier_gen;
+    /* Peers and connections. */
+    pthread_mutex_t lock;          /* peers list, connection list, pools */
+    struct csni_peer *peers;
+    struct csni_conn *conns;
+    int listen_fd, epfd, evfd;
+    char addr[256];
+    pthread_t progress_thread;
+    bool progress_running;
+    _Atomic int spinners;          /* user threads polling in their spin phase */
+    _Atomic uint32_t bg_word;      /* futex word the progress thread parks on */
+    _Atomic bool bg_parked;
+    _Atomic bool stopping;
+    _Atomic uint64_t next_token;
+    /* Unexpected-message storage. */
+    struct csni_unex *free_unex;
+    void *pool[32];                /* free lists of buffers by power-of-two class */
+    _Atomic size_t self_unexpected; /* bytes of unexpected in-process messages held */
+};
+
+extern struct csni_proc *csni_p;
+
+/* proc.c */
+csn_status csni_proc_get(struct csni_proc **pp); /* initialises on first use */
+csn_transport *csni_tport_find(struct csni_proc *p, uint32_t tid); /* returns with t->lock held */
+csn_status csni_tport_create(struct csni_proc *p, csn_transport **out); /* api.c */
+struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv);
+void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp);
+void csni_kick_progress(struct csni_proc *p);
+uint64_t csni_now_ns(void);
+void csni_conn_add(struct csni_proc *p, struct csni_conn *c);
+
+/* match.c: message arrival and matching (protocol) */
+void csni_complete(csn_transport *t, struct csni_op *op, csn_status st); /* t->lock held */
+struct csni_op *csni_op_alloc(csn_transport *t);                         /* t->lock held */
+void csni_op_free(csn_transport *t, struct csni_op *op);                 /* t->lock held */
+csn_status csni_post_tx(csn_transport *t, struct csni_op *op);
+csn_status csni_post_rx(csn_transport *t, struct csni_op *op);
+void csni_on_frame(struct csni_conn *c);     /* header in c->f; sets up payload placement */
+void csni_on_payload_done(struct csni_conn *c);
+void csni_return_credit(struct csni_peer *pp, int64_t bytes);
+void csni_sent(struct csni_op *op, const uint8_t *hdr); /* a tx frame is fully written */
+void csni_tport_drain(csn_transport *t);     /* at close: cancel everything */
+void *csni_pool_get(struct csni_proc *p, size_t len);
+void csni_pool_put(struct csni_proc *p, void *buf, size_t len);
+struct csni_unex *csni_unex_alloc(struct csni_proc *p);
+void csni_unex_free(struct csni_proc *p, struct csni_unex *u);
+
+/* stream.c: the stream core shared by Unix and TCP */
+struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp);
+/* Writes the frame now if the connection is idle, else queues it (the connection then owns
+ * sr until it clears sr->queued). When sr->op is set, writing may complete that op, which
+ * takes its transport lock: callers then hold no transport, peer or tx lock. Requests with
+ * no op (CTS, CREDIT) may be sent under transport and peer locks. */
+void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr);
+void csni_conn_rx(struct csni_conn *c, bool block_lock);          /* reads what is there */
+void csni_conn_flush(struct csni_conn *c, bool block_lock);
+void csni_conn_fail(struct csni_conn *c, const char *why);
+
+/* wait.c */
+void csni_futex_wake(_Atomic uint32_t *w);
+int csni_futex_wait(_Atomic uint32_t *w, uint32_t val, uint64_t timeout_ns);
+csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uint64_t timeout_us,
+                     struct csni_op **got);
+void csni_wake(csn_transport *t);
+void csni_poll(struct csni_proc *p);
+
+/* errors.c */
+csn_status csni_errno_status(int err);
+
+#endif

@@ -1,0 +1,833 @@
+/* match.c: the message protocol: posting, matching, eager and rendezvous delivery, completion.
+ *
+ * Protocol. A message of at most eager_max bytes for which the sender holds enough eager
+ * credit travels as one EAGER frame; any other travels as RTS (no payload), the receiver
+ * answers CTS once a receive matches, and the sender then writes one DATA frame read
+ * straight into the receive buffer. Credit bounds what a receiver must buffer for messages
+ * nobody asked for (CSN_UNEXPECTED_LIMIT): when it is spent, senders fall back to RTS and
+ * their transmits stay incomplete until the receiver posts (back-pressure, nothing lost).
+ * Matching happens when the header arrives, in arrival order, so per-pair FIFO order holds.
+ *
+ * Lock order: conn rx_lock -> transport lock -> peer lock -> conn tx_lock. A transport lock is
+ * never taken while a tx_lock is held and two transport locks are never held together:
+ * completions found under those locks are deferred until they are released. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+#define CSNI_EAGER_OVERHEAD 64 /* credit charged per eager message besides its bytes */
+
+static int64_t match_cost(size_t len)
+{
+    return (int64_t)len + CSNI_EAGER_OVERHEAD;
+}
+
+/* ---- lists ---- */
+static void oplist_push(struct csni_oplist *l, struct csni_op *op)
+{
+    op->next = NULL;
+    if (l->tail)
+        l->tail->next = op;
+    else
+        l->head = op;
+    l->tail = op;
+}
+
+static struct csni_op *oplist_take_token(struct csni_oplist *l, uint64_t token)
+{
+    struct csni_op *prev = NULL;
+    for (struct csni_op *op = l->head; op; prev = op, op = op->next) {
+        if (op->token != token)
+            continue;
+        if (prev)
+            prev->next = op->next;
+        else
+            l->head = op->next;
+        if (l->tail == op)
+            l->tail = prev;
+        op->next = NULL;
+        return op;
+    }
+    return NULL;
+}
+
+static bool oplist_remove(struct csni_oplist *l, struct csni_op *want)
+{
+    struct csni_op *prev = NULL;
+    for (struct csni_op *op = l->head; op; prev = op, op = op->next) {
+        if (op != want)
+            continue;
+        if (prev)
+            prev->next = op->next;
+        else
+            l->head = op->next;
+        if (l->tail == op)
+            l->tail = prev;
+        op->next = NULL;
+        return true;
+    }
+    return false;
+}
+
+static void ux_push(csn_transport *t, struct csni_unex *u)
+{
+    u->next = NULL;
+    if (t->ux_tail)
+        t->ux_tail->next = u;
+    else
+        t->ux_head = u;
+    t->ux_tail = u;
+}
+
+static void ux_unlink(csn_transport *t, struct csni_unex *prev, struct csni_unex *u)
+{
+    if (prev)
+        prev->next = u->next;
+    else
+        t->ux_head = u->next;
+    if (t->ux_tail == u)
+        t->ux_tail = prev;
+    u->next = NULL;
+}
+
+static bool match_accepts(csn_netid filter, csn_netid src)
+{
+    return filter == CSN_NULL_NETID || filter == src;
+}
+
+/* ---- storage ---- */
+static unsigned pool_class(size_t len)
+{
+    unsigned c = 6; /* 64 bytes smallest */
+    while (((size_t)1 << c) < len)
+        c++;
+    return c;
+}
+
+void *csni_pool_get(struct csni_proc *p, size_t len)
+{
+    unsigned c = pool_class(len);
+    void *b = NULL;
+    pthread_mutex_lock(&p->lock);
+    if (p->pool[c]) {
+        b = p->pool[c];
+        p->pool[c] = *(void **)b;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return b ? b : malloc((size_t)1 << c);
+}
+
+void csni_pool_put(struct csni_proc *p, void *buf, size_t len)
+{
+    unsigned c = pool_class(len);
+    pthread_mutex_lock(&p->lock);
+    *(void **)buf = p->pool[c];
+    p->pool[c] = buf;
+    pthread_mutex_unlock(&p->lock);
+}
+
+struct csni_unex *csni_unex_alloc(struct csni_proc *p)
+{
+    struct csni_unex *u;
+    pthread_mutex_lock(&p->lock);
+    u = p->free_unex;
+    if (u)
+        p->free_unex = u->next;
+    pthread_mutex_unlock(&p->lock);
+    if (!u && !(u = malloc(sizeof *u)))
+        return NULL;
+    memset(u, 0, sizeof *u);
+    return u;
+}
+
+void csni_unex_free(struct csni_proc *p, struct csni_unex *u)
+{
+    pthread_mutex_lock(&p->lock);
+    u->next = p->free_unex;
+    p->free_unex = u;
+    pthread_mutex_unlock(&p->lock);
+}
+
+struct csni_op *csni_op_alloc(csn_transport *t)
+{
+    struct csni_op *op = t->free_ops;
+    if (t->nops >= csni_p->max_ops)
+        return NULL;
+    if (op) {
+        t->free_ops = op->next;
+    } else if (!(op = malloc(sizeof *op))) {
+        return NULL;
+    }
+    /* A CTS written from this op's request may still be finishing on its connection. */
+    while (atomic_load_explicit(&op->sr.queued, memory_order_acquire))
+        ;
+    memset(op, 0, sizeof *op);
+    op->t = t;
+    t->nops++;
+    return op;
+}
+
+void csni_op_free(csn_transport *t, struct csni_op *op)
+{
+    op->state = CSNI_ST_FREE;
+    op->next = t->free_ops;
+    t->free_ops = op;
+    t->nops--;
+}
+
+/* ---- completion ---- */
+void csni_wake(csn_transport *t)
+{
+    /* seq_cst pairs with the sleeper's increment of sleepers then load of wake_seq
+     * (csni_wait): one of the two sides always sees the other. */
+    atomic_fetch_add(&t->wake_seq, 1);
+    if (atomic_load(&t->sleepers) > 0)
+        csni_futex_wake(&t->wake_seq);
+}
+
+void csni_complete(csn_transport *t, struct csni_op *op, csn_status st)
+{
+    if (op->kind == CSNI_OP_RX) {
+        size_t got = op->msglen < op->len ? op->msglen : op->len;
+        if (st == CSN_OK && op->msglen > op->len)
+            st = CSN_OVERRUN;
+        if (st == CSN_PEER_LOST)
+            got = 0;
+        if (op->received)
+            *op->received = got;
+    }
+    op->status = st;
+    op->state = CSNI_ST_DONE;
+    if (!op->blocking)
+        oplist_push(&t->cq, op);
+    csni_wake(t);
+}
+
+/* Completes an op of another (unlocked) transport. */
+static void match_complete_unlocked(struct csni_op *op, csn_status st)
+{
+    csn_transport *t = op->t;
+    pthread_mutex_lock(&t->lock);
+    csni_complete(t, op, st);
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* ---- credit ---- */
+void csni_return_credit(struct csni_peer *pp, int64_t bytes)
+{
+    struct csni_conn *c;
+    pthread_mutex_lock(&pp->lock);
+    pp->owed += bytes;
+    c = pp->conn;
+    if (c && !pp->lost && pp->owed >= csni_p->window / 4 &&
+        !atomic_load_explicit(&pp->credit_sr.queued, memory_order_acquire)) {
+        struct csni_frame f = {.type = CSNI_F_CREDIT, .len = (uint64_t)pp->owed};
+        csni_frame_encode(&f, pp->credit_sr.hdr);
+        pp->credit_sr.payload = NULL;
+        pp->credit_sr.paylen = 0;
+        pp->credit_sr.op = NULL;
+        pp->owed = 0;
+        csni_conn_send(c, &pp->credit_sr);
+    }
+    pthread_mutex_unlock(&pp->lock);
+}
+
+/* ---- sending ---- */
+
+static csn_status match_post_self(csn_transport *t, struct csni_op *op)
+{
+    struct csni_proc *p = csni_p;
+    csn_transport *d = csni_tport_find(p, csni_netid_tid(op->peer));
+    struct csni_op *rx;
+    if (!d)
+        return CSN_ILLEGAL_NETID;
+    for (rx = d->posted.head; rx; rx = rx->next)
+        if (match_accepts(rx->peer, t->id))
+            break;
+    if (rx) {
+        oplist_remove(&d->posted, rx);
+        rx->peer = t->id;
+        rx->msglen = op->len;
+        memcpy(rx->buf, op->buf, op->len < rx->len ? op->len : rx->len);
+        csni_complete(d, rx, CSN_OK);
+        pthread_mutex_unlock(&d->lock);
+        match_complete_unlocked(op, CSN_OK);
+        return CSN_OK;
+    }
+    struct csni_unex *u = csni_unex_alloc(p);
+    if (!u) {
+        pthread_mutex_unlock(&d->lock);
+        return CSN_NO_HEAP;
+    }
+    u->src = t->id;
+    u->len = op->len;
+    size_t held = atomic_load(&p->self_unexpected);
+    if (op->len <= p->eager_max && held + op->len <= p->unexpected_limit &&
+        (u->data = csni_pool_get(p, op->len ? op->len : 1)) != NULL) {
+        /* Buffered like an eager message: the transmit completes now. */
+        atomic_fetch_add(&p->self_unexpected, op->len);
+        memcpy(u->data, op->buf, op->len);
+        u->kind = CSNI_UX_EAGER;
+        u->complete = true;
+        ux_push(d, u);
+        pthread_mutex_unlock(&d->lock);
+        match_complete_unlocked(op, CSN_OK);
+        return CSN_OK;
+    }
+    /* Parked: the receive that matches copies straight from the sender's buffer. */
+    u->kind = CSNI_UX_SELF;
+    u->txop = op;
+    op->state = CSNI_ST_SELF_WAIT;
+    ux_push(d, u);
+    pthread_mutex_unlock(&d->lock);
+    return CSN_OK;
+}
+
+csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
+{
+    struct csni_proc *p = csni_p;
+    int rank = csni_netid_rank(op->peer);
+    csn_status rv = CSN_OK;
+    struct csni_peer *pp;
+
+    op->kind = CSNI_OP_TX;
+    op->state = CSNI_ST_POSTED;
+    if (rank == p->me)
+        return match_post_self(t, op);
+    if (!(pp = csni_peer_get(p, rank, &rv)))
+        return rv;
+    op->pp = pp;
+    pthread_mutex_lock(&pp->lock);
+    if (pp->lost) {
+        pthread_mutex_unlock(&pp->lock);
+        match_complete_unlocked(op, CSN_PEER_LOST);
+        return CSN_OK;
+    }
+    struct csni_frame f = {.dst = csni_netid_tid(op->peer), .src = t->tid, .len = op->len};
+    if (op->len <= p->eager_max && pp->credit >= match_cost(op->len)) {
+        pp->credit -= match_cost(op->len);
+        f.type = CSNI_F_EAGER;
+        op->sr.payload = op->buf;
+        op->sr.paylen = op->len;
+    } else {
+        op->token = atomic_fetch_add(&p->next_token, 1);
+        f.type = CSNI_F_RTS;
+        f.cookie = op->token;
+        op->state = CSNI_ST_WAIT_CTS;
+        oplist_push(&pp->wait_cts, op);
+        op->sr.payload = NULL;
+        op->sr.paylen = 0;
+    }
+    csni_frame_encode(&f, op->sr.hdr);
+    op->sr.op = op;
+    struct csni_conn *c = pp->conn;
+    pthread_mutex_unlock(&pp->lock);
+    /* Outside the peer lock: writing may complete the op at once. Frames of one thread
+     * still leave in call order, which is all per-pair FIFO needs. */
+    csni_conn_send(c, &op->sr);
+    return CSN_OK;
+}
+
+/* Called by the stream core when a frame's last byte is written, with no lock held. */
+void csni_sent(struct csni_op *op, const uint8_t *hdr)
+{
+    uint8_t type = hdr[2];
+    if (type == CSNI_F_EAGER || type == CSNI_F_DATA)
+        match_complete_unlocked(op, CSN_OK);
+}
+
+/* ---- receiving: a receive is posted ---- */
+
+/* Sends CTS for a matched RTS; op is an rx already marked WAIT_DATA. t->lock held. */
+static void match_send_cts(struct csni_op *op, uint64_t sender_token)
+{
+    struct csni_peer *pp = op->pp;
+    struct csni_frame f = {.type = CSNI_F_CTS,
+                           .aux = CSNI_CTS_OK,
+                           .len = op->msglen < op->len ? op->msglen : op->len,
+                           .cookie = sender_token,
+                           .cookie2 = op->token};
+    pthread_mutex_lock(&pp->lock);
+    if (pp->lost) {
+        pthread_mutex_unlock(&pp->lock);
+        csni_complete(op->t, op, CSN_PEER_LOST);
+        return;
+    }
+    oplist_push(&pp->wait_data, op);
+    csni_frame_encode(&f, op->sr.hdr);
+    op->sr.payload = NULL;
+    op->sr.paylen = 0;
+    op->sr.op = NULL;
+    csni_conn_send(pp->conn, &op->sr); /* no op attached: completes nothing */
+    pthread_mutex_unlock(&pp->lock);
+}
+
+csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
+{
+    struct csni_proc *p = csni_p;
+    struct csni_unex *u, *prev = NULL;
+    struct csni_op *deferred = NULL;
+
+    op->kind = CSNI_OP_RX;
+    op->state = CSNI_ST_POSTED;
+    pthread_mutex_lock(&t->lock);
+    for (u = t->ux_head; u; prev = u, u = u->next)
+        if (!u->rxop && match_accepts(op->peer, u->src))
+            break;
+    if (!u) {
+        if (op->peer != CSN_NULL_NETID && csni_netid_rank(op->peer) != p->me) {
+            /* A one-source receive from a process already lost can never complete. */
+            csn_status rv;
+            struct csni_peer *pp = csni_peer_get(p, csni_netid_rank(op->peer), &rv);
+            if (pp && pp->lost) {
+                csni_complete(t, op, CSN_PEER_LOST);
+                pthread_mutex_unlock(&t->lock);
+                return CSN_OK;
+            }
+        }
+        oplist_push(&t->posted, op);
+        pthread_mutex_unlock(&t->lock);
+        return CSN_OK;
+    }
+    op->peer = u->src;
+    op->msglen = u->len;
+    switch (u->kind) {
+    case CSNI_UX_EAGER:
+        if (!u->complete) {
+            /* Payload still arriving into the pool buffer: the reader finishes the job. */
+            u->rxop = op;
+            op->state = CSNI_ST_WAIT_DATA;
+            pthread_mutex_unlock(&t->lock);
+            return CSN_OK;
+        }
+        ux_unlink(t, prev, u);
+        memcpy(op->buf, u->data, u->len < op->len ? u->len : op->len);
+        csni_pool_put(p, u->data, u->len ? u->len : 1);
+        if (u->pp)
+            csni_return_credit(u->pp, match_cost(u->len));
+        else
+            atomic_fetch_sub(&p->self_unexpected, u->len);
+        csni_complete(t, op, CSN_OK);
+        break;
+    case CSNI_UX_SELF:
+        ux_unlink(t, prev, u);
+        memcpy(op->buf, u->txop->buf, u->len < op->len ? u->len : op->len);
+        deferred = u->txop;
+        csni_complete(t, op, CSN_OK);
+        break;
+    case CSNI_UX_RTS:
+        ux_unlink(t, prev, u);
+        op->pp = u->pp;
+        op->token = atomic_fetch_add(&p->next_token, 1);
+        op->state = CSNI_ST_WAIT_DATA;
+        match_send_cts(op, u->token);
+        break;
+    }
+    pthread_mutex_unlock(&t->lock);
+    csni_unex_free(p, u);
+    if (deferred)
+        match_complete_unlocked(deferred, CSN_OK);
+    return CSN_OK;
+}
+
+/* ---- receiving: a frame header arrived on a connection (rx_lock held) ---- */
+
+static void match_discard(struct csni_conn *c, size_t n)
+{
+    c->dst = NULL;
+    c->want = 0;
+    c->discard = n;
+    c->rxop = NULL;
+    c->rxux = NULL;
+    c->rxt = NULL;
+}
+
+static void match_on_message(struct csni_conn *c)
+{
+    struct csni_proc *p = c->p;
+    struct csni_peer *pp = c->pp;
+    const struct csni_frame *f = &c->f;
+    csn_netid src = csni_netid_make(pp->proc, f->src);
+    csn_transport *t = csni_tport_find(p, f->dst);
+    struct csni_op *op;
+
+    if (!t) {
+        /* The destination transport is closed (or never was): the message is dropped; a
+         * rendezvous sender is told, so its transmit completes with CSN_PEER_LOST. */
+        if (f->type == CSNI_F_EAGER) {
+            match_discard(c, f->len); /* its credit returns when the payload is dropped */
+        } else {
+            struct csni_sendreq *sr = calloc(1, sizeof *sr);
+            struct csni_frame g = {.type = CSNI_F_CTS, .aux = CSNI_CTS_GONE, .cookie = f->cookie};
+            match_discard(c, 0);
+            if (!sr)
+                return;
+            sr->heap = true;
+            csni_frame_encode(&g, sr->hdr);
+            pthread_mutex_lock(&pp->lock);
+            if (pp->conn && !pp->lost)
+                csni_conn_send(pp->conn, sr);
+            else
+                free(sr);
+            pthread_mutex_unlock(&pp->lock);
+        }
+        return;
+    }
+    for (op = t->posted.head; op; op = op->next)
+        if (match_accepts(op->peer, src))
+            break;
+    if (op) {
+        oplist_remove(&t->posted, op);
+        op->peer = src;
+        op->msglen = f->len;
+        op->pp = pp;
+        op->state = CSNI_ST_WAIT_DATA;
+        if (f->type == CSNI_F_EAGER) {
+            size_t n = f->len < op->len ? f->len : op->len;
+            c->dst = op->buf;
+            c->want = n;
+            c->discard = f->len - n;
+            c->rxop = op;
+            c->rxux = NULL;
+            c->rxt = t;
+        } else {
+            op->token = atomic_fetch_add(&p->next_token, 1);
+            match_discard(c, 0);
+            match_send_cts(op, f->cookie);
+        }
+        pthread_mutex_unlock(&t->lock);
+        return;
+    }
+    struct csni_unex *u = csni_unex_alloc(p);
+    if (!u) {
+        pthread_mutex_unlock(&t->lock);
+        csni_conn_fail(c, "out of memory for an unexpected message");
+        return;
+    }
+    u->src = src;
+    u->len = f->len;
+    u->pp = pp;
+    if (f->type == CSNI_F_EAGER) {
+        u->kind = CSNI_UX_EAGER;
+        u->data = csni_pool_get(p, f->len ? f->len : 1);
+        if (!u->data) {
+            pthread_mutex_unlock(&t->lock);
+            csni_unex_free(p, u);
+            csni_conn_fail(c, "out of memory for an unexpected message");
+            return;
+        }
+        u->complete = f->len == 0;
+        c->dst = u->data;
+        c->want = f->len;
+        c->discard = 0;
+        c->rxop = NULL;
+        c->rxux = u;
+        c->rxt = t;
+    } else {
+        u->kind = CSNI_UX_RTS;
+        u->token = f->cookie;
+        u->complete = true;
+        match_discard(c, 0);
+    }
+    ux_push(t, u);
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void match_on_cts(struct csni_conn *c)
+{
+    struct csni_peer *pp = c->pp;
+    const struct csni_frame *f = &c->f;
+    struct csni_op *op;
+
+    match_discard(c, 0);
+    pthread_mutex_lock(&pp->lock);
+    op = oplist_take_token(&pp->wait_cts, f->cookie);
+    if (!op) {
+        /* Our transport closed meanwhile: tell the receiver no data will come. */
+        struct csni_sendreq *sr = calloc(1, sizeof *sr);
+        if (sr) {
+            struct csni_frame g = {.type = CSNI_F_DATA, .aux = CSNI_CTS_GONE, .cookie = f->cookie2};
+            sr->heap = true;
+            csni_frame_encode(&g, sr->hdr);
+            csni_conn_send(pp->conn, sr);
+        }
+        pthread_mutex_unlock(&pp->lock);
+        return;
+    }
+    if (f->aux == CSNI_CTS_GONE) {
+        pthread_mutex_unlock(&pp->lock);
+        match_complete_unlocked(op, CSN_PEER_LOST);
+        return;
+    }
+    if (f->len > op->len) {
+        pthread_mutex_unlock(&pp->lock);
+        match_complete_unlocked(op, CSN_PEER_LOST);
+        csni_conn_fail(c, "clear-to-send asks for more than the message");
+        return;
+    }
+    struct csni_frame g = {.type = CSNI_F_DATA, .aux = CSNI_CTS_OK, .len = f->len, .cookie = f->cookie2};
+    /* The transmit's request finished carrying the RTS before this CTS could exist. */
+    csni_frame_encode(&g, op->sr.hdr);
+    op->sr.payload = op->buf;
+    op->sr.paylen = f->len;
+    op->sr.off = 0;
+    op->state = CSNI_ST_POSTED;
+    struct csni_conn *sc = pp->conn;
+    pthread_mutex_unlock(&pp->lock);
+    csni_conn_send(sc, &op->sr); /* may complete op: no transport or peer lock held */
+}
+
+static void match_on_data(struct csni_conn *c)
+{
+    struct csni_peer *pp = c->pp;
+    const struct csni_frame *f = &c->f;
+    struct csni_op *op;
+
+    pthread_mutex_lock(&pp->lock);
+    op = oplist_take_token(&pp->wait_data, f->cookie);
+    pthread_mutex_unlock(&pp->lock);
+    if (!op) {
+        match_discard(c, f->len); /* our receive was cancelled by csn_close */
+        return;
+    }
+    if (f->aux == CSNI_CTS_GONE) {
+        match_discard(c, 0);
+        match_complete_unlocked(op, CSN_PEER_LOST);
+        return;
+    }
+    if (f->len != (op->msglen < op->len ? op->msglen : op->len)) {
+        match_discard(c, 0);
+        match_complete_unlocked(op, CSN_PEER_LOST);
+        csni_conn_fail(c, "data length differs from the clear-to-send");
+        return;
+    }
+    c->dst = op->buf;
+    c->want = f->len;
+    c->discard = 0;
+    c->rxop = op;
+    c->rxux = NULL;
+    c->rxt = op->t;
+}
+
+void csni_on_frame(struct csni_conn *c)
+{
+    switch (c->f.type) {
+    case CSNI_F_EAGER:
+    case CSNI_F_RTS:
+        match_on_message(c);
+        break;
+    case CSNI_F_CTS:
+        match_on_cts(c);
+        break;
+    case CSNI_F_DATA:
+        match_on_data(c);
+        break;
+    case CSNI_F_CREDIT:
+        match_discard(c, 0);
+        pthread_mutex_lock(&c->pp->lock);
+        c->pp->credit += (int64_t)c->f.len;
+        pthread_mutex_unlock(&c->pp->lock);
+        break;
+    default:
+        csni_conn_fail(c, "unexpected frame type");
+        break;
+    }
+}
+
+/* The payload announced by c->f has been placed (rx_lock held). */
+void csni_on_payload_done(struct csni_conn *c)
+{
+    struct csni_proc *p = c->p;
+    csn_transport *t = c->rxt;
+    bool eager = c->f.type == CSNI_F_EAGER;
+
+    if (c->rxop) {
+        pthread_mutex_lock(&t->lock);
+        csni_complete(t, c->rxop, CSN_OK);
+        pthread_mutex_unlock(&t->lock);
+    } else if (c->rxux) {
+        struct csni_unex *u = c->rxux;
+        pthread_mutex_lock(&t->lock);
+        u->complete = true;
+        if (u->rxop) {
+            struct csni_op *op = u->rxop;
+            struct csni_unex *prev = NULL, *x;
+            for (x = t->ux_head; x && x != u; prev = x, x = x->next)
+                ;
+            ux_unlink(t, prev, u);
+            memcpy(op->buf, u->data, u->len < op->len ? u->len : op->len);
+            csni_complete(t, op, CSN_OK);
+            pthread_mutex_unlock(&t->lock);
+            csni_pool_put(p, u->data, u->len ? u->len : 1);
+            csni_unex_free(p, u);
+            csni_return_credit(c->pp, match_cost(c->f.len));
+            goto out;
+        }
+        pthread_mutex_unlock(&t->lock);
+        eager = false; /* credit comes back when a receive takes the message */
+    }
+    if (eager)
+        csni_return_credit(c->pp, match_cost(c->f.len));
+out:
+    c->rxop = NULL;
+    c->rxux = NULL;
+    c->rxt = NULL;
+}
+
+/* ---- peer death ---- */
+void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
+{
+    struct csni_oplist cts, data;
+    pthread_mutex_lock(&pp->lock);
+    if (pp->lost) {
+        pthread_mutex_unlock(&pp->lock);
+        return;
+    }
+    pp->lost = true;
+    cts = pp->wait_cts;
+    data = pp->wait_data;
+    pp->wait_cts.head = pp->wait_cts.tail = NULL;
+    pp->wait_data.head = pp->wait_data.tail = NULL;
+    pthread_mutex_unlock(&pp->lock);
+    for (struct csni_op *op = cts.head, *n; op; op = n) {
+        n = op->next;
+        match_complete_unlocked(op, CSN_PEER_LOST);
+    }
+    for (struct csni_op *op = data.head, *n; op; op = n) {
+        n = op->next;
+        match_complete_unlocked(op, CSN_PEER_LOST);
+    }
+    /* One-source receives from it, and rendezvous announcements it can no longer serve. */
+    pthread_rwlock_rdlock(&p->tlock);
+    for (uint32_t i = 0; i < p->ntports; i++) {
+        csn_transport *t = p->tports[i];
+        if (!t)
+            continue;
+        pthread_mutex_lock(&t->lock);
+        struct csni_op *prev = NULL;
+        for (struct csni_op *op = t->posted.head, *n; op; op = n) {
+            n = op->next;
+            if (op->peer != CSN_NULL_NETID && csni_netid_rank(op->peer) == pp->proc) {
+                if (prev)
+                    prev->next = n;
+                else
+                    t->posted.head = n;
+                if (t->posted.tail == op)
+                    t->posted.tail = prev;
+                csni_complete(t, op, CSN_PEER_LOST);
+            } else {
+                prev = op;
+            }
+        }
+        struct csni_unex *up = NULL;
+        for (struct csni_unex *u = t->ux_head, *n; u; u = n) {
+            n = u->next;
+            if (u->pp == pp && (u->kind == CSNI_UX_RTS || !u->complete)) {
+                ux_unlink(t, up, u);
+                if (u->rxop)
+                    csni_complete(t, u->rxop, CSN_PEER_LOST);
+                if (u->kind == CSNI_UX_EAGER)
+                    csni_pool_put(p, u->data, u->len ? u->len : 1);
+                csni_unex_free(p, u);
+            } else {
+                up = u;
+            }
+        }
+        pthread_mutex_unlock(&t->lock);
+    }
+    pthread_rwlock_unlock(&p->tlock);
+}
+
+/* ---- close: cancel everything of t (t is already out of the table; no lock held) ---- */
+void csni_tport_drain(csn_transport *t)
+{
+    struct csni_proc *p = csni_p;
+    struct csni_op *deferred = NULL;
+
+    /* Readers filling t's buffers switch to discarding. */
+    pthread_mutex_lock(&p->lock);
+    struct csni_conn *conns = p->conns;
+    pthread_mutex_unlock(&p->lock);
+    for (struct csni_conn *c = conns; c; c = c->next) {
+        pthread_mutex_lock(&c->rx_lock);
+        if (c->rxt == t) {
+            /* An unexpected record being filled is freed below with t's others. */
+            c->discard += c->want;
+            c->dst = NULL;
+            c->want = 0;
+            c->rxop = NULL;
+            c->rxux = NULL;
+            c->rxt = NULL;
+        }
+        pthread_mutex_unlock(&c->rx_lock);
+    }
+    /* Our transmits and receives parked with peers. */
+    pthread_mutex_lock(&p->lock);
+    struct csni_peer *peers = p->peers;
+    pthread_mutex_unlock(&p->lock);
+    for (struct csni_peer *pp = peers; pp; pp = pp->next) {
+        pthread_mutex_lock(&pp->lock);
+        struct csni_oplist *lists[2] = {&pp->wait_cts, &pp->wait_data};
+        for (int i = 0; i < 2; i++) {
+            struct csni_op *prev = NULL;
+            for (struct csni_op *op = lists[i]->head, *n; op; op = n) {
+                n = op->next;
+                if (op->t == t) {
+                    if (prev)
+                        prev->next = n;
+                    else
+                        lists[i]->head = n;
+                    if (lists[i]->tail == op)
+                        lists[i]->tail = prev;
+                } else {
+                    prev = op;
+                }
+            }
+        }
+        pthread_mutex_unlock(&pp->lock);
+    }
+    /* Unexpected messages held for t. */
+    pthread_mutex_lock(&t->lock);
+    struct csni_unex *ux = t->ux_head;
+    t->ux_head = t->ux_tail = NULL;
+    t->posted.head = t->posted.tail = NULL;
+    pthread_mutex_unlock(&t->lock);
+    for (struct csni_unex *u = ux, *n; u; u = n) {
+        n = u->next;
+        switch (u->kind) {
+        case CSNI_UX_EAGER:
+            csni_pool_put(p, u->data, u->len ? u->len : 1);
+            if (!u->pp)
+                atomic_fetch_sub(&p->self_unexpected, u->len);
+            else if (u->complete)
+                csni_return_credit(u->pp, match_cost(u->len));
+            break;
+        case CSNI_UX_SELF:
+            u->txop->next = deferred;
+            deferred = u->txop;
+            break;
+        case CSNI_UX_RTS: {
+            struct csni_sendreq *sr = calloc(1, sizeof *sr);
+            struct csni_frame g = {.type = CSNI_F_CTS, .aux = CSNI_CTS_GONE, .cookie = u->token};
+            if (!sr)
+                break;
+            sr->heap = true;
+            csni_frame_encode(&g, sr->hdr);
+            pthread_mutex_lock(&u->pp->lock);
+            if (u->pp->conn && !u->pp->lost)
+                csni_conn_send(u->pp->conn, sr);
+            else
+                free(sr);
+            pthread_mutex_unlock(&u->pp->lock);
+            break;
+        }
+        }
+        csni_unex_free(p, u);
+    }
+    for (struct csni_op *op = deferred, *n; op; op = n) {
+        n = op->next;
+        match_complete_unlocked(op, CSN_PEER_LOST);
+    }
+}

@@ -1,0 +1,413 @@
+/* proc.c: the per-process state: start-up, tunables, transport table, peers, the progress thread, fork. */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "names/names.h"
+
+struct csni_proc *csni_p;
+static pthread_mutex_t proc_init_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool proc_forked; /* this process was forked from one that had loaded the library */
+
+#define PROC_EV_LISTEN ((uint64_t)1)
+#define PROC_EV_KICK ((uint64_t)2)
+
+uint64_t csni_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Reads an unsigned tunable; a malformed value is reported once and the default kept. */
+static uint64_t proc_env_u64(const char *name, uint64_t def)
+{
+    const char *s = getenv(name);
+    char *end;
+    if (!s || !*s)
+        return def;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || s[0] == '-') {
+        fprintf(stderr, "csn: ignoring %s=%s (not a non-negative integer)\n", name, s);
+        return def;
+    }
+    return v;
+}
+
+static int proc_hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static void proc_cpus(struct csni_proc *p)
+{
+    cpu_set_t set;
+    int ncpu = 1;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        ncpu = CPU_COUNT(&set);
+    /* More ranks on this host than CPUs to run them: spinning only steals the CPU from the
+     * process we wait for, so hand it over almost at once. */
+    uint64_t def = p->boot.local_size > ncpu ? 2000 : 50000;
+    p->spin_ns = proc_env_u64("CSN_SPIN_US", def / 1000) * 1000;
+}
+
+void csni_conn_add(struct csni_proc *p, struct csni_conn *c)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    pthread_mutex_lock(&p->lock);
+    c->next = p->conns;
+    p->conns = c;
+    pthread_mutex_unlock(&p->lock);
+    epoll_ctl(p->epfd, EPOLL_CTL_ADD, c->fd, &ev);
+}
+
+static void proc_accept(struct csni_proc *p)
+{
+    for (;;) {
+        int fd = accept4(p->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        if (!csni_conn_new(p, fd, NULL))
+            close(fd);
+    }
+}
+
+static void proc_handle(struct csni_proc *p, struct epoll_event *ev, bool block)
+{
+    if (ev->data.u64 == PROC_EV_LISTEN) {
+        proc_accept(p);
+    } else if (ev->data.u64 == PROC_EV_KICK) {
+        uint64_t v;
+        if (read(p->evfd, &v, sizeof v) < 0)
+            return;
+    } else {
+        struct csni_conn *c = ev->data.ptr;
+        if (ev->events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+            csni_conn_rx(c, block);
+        if (ev->events & EPOLLOUT)
+            csni_conn_flush(c, block);
+    }
+}
+
+void csni_poll(struct csni_proc *p)
+{
+    struct epoll_event ev[16];
+    if (p->epfd < 0)
+        return;
+    int n = epoll_wait(p->epfd, ev, 16, 0);
+    for (int i = 0; i < n; i++)
+        proc_handle(p, &ev[i], false);
+}
+
+void csni_kick_progress(struct csni_proc *p)
+{
+    if (atomic_load(&p->bg_parked)) {
+        atomic_fetch_add(&p->bg_word, 1);
+        csni_futex_wake(&p->bg_word);
+    }
+}
+
+/* The progress thread: while user threads poll in their spin phase it stays parked (waking
+ * every 200 us to look), so it never competes with them for a message; otherwise it sleeps
+ * in epoll and moves data for everyone: overlap of communication with computation. */
+static void *proc_progress_main(void *arg)
+{
+    struct csni_proc *p = arg;
+    struct epoll_event ev[64];
+    while (!atomic_load(&p->stopping)) {
+        if (atomic_load(&p->spinners) > 0) {
+            uint32_t w = atomic_load(&p->bg_word);
+            atomic_store(&p->bg_parked, true);
+            if (atomic_load(&p->spinners) > 0)
+                csni_futex_wait(&p->bg_word, w, 200000);
+            atomic_store(&p->bg_parked, false);
+            continue;
+        }
+        int n = epoll_wait(p->epfd, ev, 64, 1000);
+        for (int i = 0; i < n; i++)
+            proc_handle(p, &ev[i], true);
+    }
+    return NULL;
+}
+
+/* ---- transports table ---- */
+csn_transport *csni_tport_find(struct csni_proc *p, uint32_t tid)
+{
+    csn_transport *t = NULL;
+    pthread_rwlock_rdlock(&p->tlock);
+    if (tid < p->ntports && (t = p->tports[tid]) != NULL)
+        pthread_mutex_lock(&t->lock);
+    pthread_rwlock_unlock(&p->tlock);
+    return t;
+}
+
+/* ---- peers ---- */
+static csn_status proc_connect(struct csni_proc *p, struct csni_peer *pp)
+{
+    char key[32], addr[512];
+    int fd = -1;
+    csn_status rv;
+    /* Ranks of the job come up in their own time: wait for their address as for a name.
+     * Forked processes publish theirs before any netid of theirs can be known. */
+    uint64_t wait = pp->proc < p->boot.size ? p->lookup_timeout_ms : 0;
+    snprintf(key, sizeof key, "ep.%d", pp->proc);
+    if ((rv = csni_kv_get(key, wait, addr, sizeof addr)) != CSN_OK)
+        return rv == CSN_NOT_FOUND ? (pp->proc < p->boot.size ? CSN_PEER_LOST : CSN_ILLEGAL_NETID)
+                                   : rv;
+    const struct csni_transport_ops *ops =
+        strncmp(addr, "tcp:", 4) == 0 ? &csni_tcp_ops : &csni_unix_ops;
+    if ((rv = ops->connect(addr, &fd)) != CSN_OK)
+        return rv;
+    uint8_t hello[CSNI_FRAME_SIZE + CSNI_KEY_BYTES];
+    struct csni_frame f = {.type = CSNI_F_HELLO,
+                           .aux = CSNI_PROTO_VERSION,
+                           .len = CSNI_KEY_BYTES,
+                           .cookie = (uint64_t)p->me};
+    csni_frame_encode(&f, hello);
+    memcpy(hello + CSNI_FRAME_SIZE, p->key, CSNI_KEY_BYTES);
+    size_t off = 0;
+    while (off < sizeof hello) {
+        ssize_t w = send(fd, hello + off, sizeof hello - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close(fd);
+            return CSN_PEER_LOST;
+        }
+        off += (size_t)w;
+    }
+    struct csni_conn *c = csni_conn_new(p, fd, pp);
+    if (!c) {
+        close(fd);
+        return CSN_NO_HEAP;
+    }
+    pthread_mutex_lock(&pp->lock);
+    if (!pp->conn)
+        pp->conn = c;
+    pthread_mutex_unlock(&pp->lock);
+    return CSN_OK;
+}
+
+struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
+{
+    struct csni_peer *pp;
+    *rv = CSN_OK;
+    if (!p->boot.launched || proc < 0) {
+        *rv = CSN_ILLEGAL_NETID;
+        return NULL;
+    }
+    pthread_mutex_lock(&p->lock);
+    for (pp = p->peers; pp; pp = pp->next)
+        if (pp->proc == proc)
+            break;
+    if (!pp && (pp = calloc(1, sizeof *pp)) != NULL) {
+        pp->proc = proc;
+        pp->credit = p->window;
+        pthread_mutex_init(&pp->lock, NULL);
+        pthread_mutex_init(&pp->conn_lock, NULL);
+        pp->next = p->peers;
+        p->peers = pp;
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (!pp) {
+        *rv = CSN_NO_HEAP;
+        return NULL;
+    }
+    pthread_mutex_lock(&pp->lock);
+    bool ready = pp->conn || pp->lost;
+    pthread_mutex_unlock(&pp->lock);
+    if (ready)
+        return pp;
+    /* Connecting may wait for the peer to publish its address: only callers that want
+     * the same peer wait behind it. */
+    pthread_mutex_lock(&pp->conn_lock);
+    pthread_mutex_lock(&pp->lock);
+    ready = pp->conn || pp->lost;
+    pthread_mutex_unlock(&pp->lock);
+    csn_status r = ready ? CSN_OK : proc_connect(p, pp);
+    pthread_mutex_unlock(&pp->conn_lock);
+    if (r == CSN_PEER_LOST) {
+        csni_peer_lost(p, pp);
+    } else if (r != CSN_OK) {
+        *rv = r;
+        return NULL;
+    }
+    return pp;
+}
+
+
+/* ---- start-up ---- */
+static void proc_atfork_prepare(void)
+{
+    pthread_mutex_lock(&proc_init_lock);
+}
+
+static void proc_atfork_parent(void)
+{
+    pthread_mutex_unlock(&proc_init_lock);
+}
+
+/* The child of a fork starts with a clean library: the parent's transports are not its own,
+ * its threads are gone, and its descriptors must not keep the parent's connections alive
+ * (a peer must see EOF when the parent dies). The child's first csn_open builds a new
+ * identity. The old state is abandoned (its locks may be held by threads that no longer exist). */
+static void proc_atfork_child(void)
+{
+    struct csni_proc *p = csni_p;
+    pthread_mutex_init(&proc_init_lock, NULL);
+    proc_forked = true;
+    if (!p)
+        return;
+    for (struct csni_conn *c = p->conns; c; c = c->next)
+        close(c->fd);
+    if (p->listen_fd >= 0)
+        close(p->listen_fd);
+    if (p->epfd >= 0)
+        close(p->epfd);
+    if (p->evfd >= 0)
+        close(p->evfd);
+    csni_p = NULL;
+}
+
+static csn_status proc_key(struct csni_proc *p)
+{
+    const char *k = p->boot.jobkey;
+    for (int i = 0; i < CSNI_KEY_BYTES; i++) {
+        int hi = proc_hexval(k[2 * i]), lo = hi < 0 ? -1 : proc_hexval(k[2 * i + 1]);
+        if (hi < 0 || lo < 0) {
+            fprintf(stderr, "csn: CSN_JOBKEY is not 32 hex digits\n");
+            return CSN_INVALID_ARGUMENT;
+        }
+        p->key[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return CSN_OK;
+}
+
+static csn_status proc_network(struct csni_proc *p, bool forked)
+{
+    csn_status rv;
+    char key[32];
+    const char *tr = getenv("CSN_TRANSPORT");
+    if (!tr || !*tr || strcmp(tr, "unix") == 0 || strcmp(tr, "shm") == 0) {
+        p->ops = &csni_unix_ops;
+    } else if (strcmp(tr, "tcp") == 0) {
+        p->ops = &csni_tcp_ops;
+    } else {
+        fprintf(stderr, "csn: CSN_TRANSPORT=%s: expected unix or tcp\n", tr);
+        return CSN_INVALID_ARGUMENT;
+    }
+    if ((rv = proc_key(p)) != CSN_OK)
+        return rv;
+    if (forked && (rv = csni_names_alloc_proc(&p->me)) != CSN_OK)
+        return rv;
+    if ((p->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+        (p->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+        return csni_errno_status(errno);
+    if ((rv = p->ops->listen(p, &p->listen_fd, p->addr, sizeof p->addr)) != CSN_OK)
+        return rv;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = PROC_EV_LISTEN};
+    epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->listen_fd, &ev);
+    ev.data.u64 = PROC_EV_KICK;
+    epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->evfd, &ev);
+    snprintf(key, sizeof key, "ep.%d", p->me);
+    if ((rv = csni_kv_put(key, p->addr)) != CSN_OK)
+        return rv;
+    if (pthread_create(&p->progress_thread, NULL, proc_progress_main, p) != 0)
+        return CSN_SYSTEM_ERROR;
+    p->progress_running = true;
+    return CSN_OK;
+}
+
+/* Registered when the library is loaded, so a fork before the first csn call is seen too. */
+__attribute__((constructor)) static void proc_register_atfork(void)
+{
+    pthread_atfork(proc_atfork_prepare, proc_atfork_parent, proc_atfork_child);
+}
+
+static csn_status proc_init(struct csni_proc **out)
+{
+    struct csni_proc *p = calloc(1, sizeof *p);
+    bool forked = proc_forked;
+    csn_status rv;
+    if (!p)
+        return CSN_NO_HEAP;
+    p->listen_fd = p->epfd = p->evfd = -1;
+    pthread_rwlock_init(&p->tlock, NULL);
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_mutex_init(&p->barrier_lock, NULL);
+    atomic_init(&p->next_token, 1);
+    p->pid = getpid();
+    if ((rv = csni_boot_init(&p->boot)) != CSN_OK)
+        goto fail;
+    p->me = p->boot.rank;
+    p->forked = forked;
+    p->lookup_timeout_ms = proc_env_u64("CSN_LOOKUP_TIMEOUT", 60) * 1000;
+    p->eager_max = proc_env_u64("CSN_EAGER_MAX", 65536);
+    if (p->eager_max > (1u << 20))
+        p->eager_max = 1u << 20;
+    p->unexpected_limit = proc_env_u64("CSN_UNEXPECTED_LIMIT", 64u << 20);
+    p->window = (int64_t)(p->unexpected_limit / (size_t)(p->boot.size > 1 ? p->boot.size - 1 : 1));
+    p->max_ops = (unsigned)proc_env_u64("CSN_MAX_OPS", 65536);
+    p->conn_per_transport = proc_env_u64("CSN_CONN_PER_TRANSPORT", 0) != 0;
+    proc_cpus(p);
+    if ((rv = csni_names_init(&p->boot)) != CSN_OK)
+        goto fail;
+    csni_p = p;
+    if (p->boot.launched && (rv = proc_network(p, forked)) != CSN_OK)
+        goto fail;
+    if ((rv = csni_tport_create(p, &p->sys)) != CSN_OK)
+        goto fail;
+    *out = p;
+    return CSN_OK;
+fail:
+    /* A failed start leaves nothing half-built behind for the next attempt. */
+    csni_p = NULL;
+    if (p->progress_running) {
+        atomic_store(&p->stopping, true);
+        pthread_join(p->progress_thread, NULL);
+    }
+    if (p->listen_fd >= 0)
+        close(p->listen_fd);
+    if (p->epfd >= 0)
+        close(p->epfd);
+    if (p->evfd >= 0)
+        close(p->evfd);
+    free(p);
+    return rv;
+}
+
+csn_status csni_proc_get(struct csni_proc **out)
+{
+    struct csni_proc *p = atomic_load_explicit((_Atomic(struct csni_proc *) *)&csni_p,
+                                               memory_order_acquire);
+    csn_status rv = CSN_OK;
+    if (p) {
+        *out = p;
+        return CSN_OK;
+    }
+    pthread_mutex_lock(&proc_init_lock);
+    if (csni_p)
+        *out = csni_p;
+    else
+        rv = proc_init(out);
+    pthread_mutex_unlock(&proc_init_lock);
+    return rv;
+}

@@ -1,0 +1,115 @@
+/* wait.c: waiting for completions: a short spin that drives progress, then sleep on a futex. */
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/core.h"
+
+void csni_futex_wake(_Atomic uint32_t *w)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+}
+
+int csni_futex_wait(_Atomic uint32_t *w, uint32_t val, uint64_t timeout_ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(timeout_ns / 1000000000u),
+                          .tv_nsec = (long)(timeout_ns % 1000000000u)};
+    return (int)syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+/* Takes the first completed op of the kinds in flags off t's cq. t->lock held. */
+static struct csni_op *wait_take(csn_transport *t, unsigned flags)
+{
+    struct csni_op *prev = NULL;
+    for (struct csni_op *op = t->cq.head; op; prev = op, op = op->next) {
+        if (!(op->kind & flags))
+            continue;
+        if (prev)
+            prev->next = op->next;
+        else
+            t->cq.head = op->next;
+        if (t->cq.tail == op)
+            t->cq.tail = prev;
+        op->next = NULL;
+        return op;
+    }
+    return NULL;
+}
+
+static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, struct csni_op **got)
+{
+    bool ok;
+    pthread_mutex_lock(&t->lock);
+    if (want) {
+        ok = want->state == CSNI_ST_DONE;
+        *got = want;
+    } else {
+        ok = (*got = wait_take(t, flags)) != NULL;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return ok;
+}
+
+static void wait_unspin(struct csni_proc *p)
+{
+    if (atomic_fetch_sub(&p->spinners, 1) == 1)
+        csni_kick_progress(p);
+}
+
+csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uint64_t timeout_us,
+                     struct csni_op **got)
+{
+    struct csni_proc *p = csni_p;
+    uint64_t now = csni_now_ns();
+    uint64_t deadline = timeout_us == CSN_FOREVER || timeout_us > UINT64_MAX / 2000
+                            ? UINT64_MAX
+                            : now + timeout_us * 1000;
+    uint64_t spin_end = now + p->spin_ns;
+    bool net = p->epfd >= 0;
+    bool spinning = net;
+
+    if (spinning)
+        atomic_fetch_add(&p->spinners, 1);
+    for (;;) {
+        if (wait_ready(t, want, flags, got))
+            break;
+        if (net)
+            csni_poll(p);
+        if (wait_ready(t, want, flags, got))
+            break;
+        now = csni_now_ns();
+        if (now >= deadline) {
+            if (spinning)
+                wait_unspin(p);
+            return CSN_TIMEOUT;
+        }
+        if (spinning && now < spin_end) {
+            if (p->spin_ns < 10000)
+                sched_yield();
+            continue;
+        }
+        if (spinning) {
+            spinning = false;
+            wait_unspin(p); /* from here on the progress thread moves our data */
+        }
+        /* Sleep. The increment of sleepers before reading wake_seq pairs with csni_wake's
+         * increment of wake_seq before reading sleepers (both seq_cst). */
+        atomic_fetch_add(&t->sleepers, 1);
+        uint32_t seq = atomic_load(&t->wake_seq);
+        if (wait_ready(t, want, flags, got)) {
+            atomic_fetch_sub(&t->sleepers, 1);
+            return CSN_OK;
+        }
+        uint64_t nap = deadline - now;
+        if (nap > 100000000u)
+            nap = 100000000u; /* look again now and then: no lost wake-up can hang us */
+        csni_futex_wait(&t->wake_seq, seq, nap);
+        atomic_fetch_sub(&t->sleepers, 1);
+    }
+    if (spinning)
+        wait_unspin(p);
+    return CSN_OK;
+}

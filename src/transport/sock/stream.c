@@ -1,0 +1,386 @@
+/* stream.c: the stream core shared by the Unix-domain and TCP transports: framing, reading, writing, failure. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/core.h"
+
+#define STREAM_RBUF 65536u       /* staging buffer: many small frames per recv */
+#define STREAM_DIRECT 16384u     /* payload remainders this large are read straight in place */
+#define STREAM_BATCH 32          /* frames gathered into one writev */
+
+struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp)
+{
+    struct csni_conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    if (!(c->rbuf = malloc(STREAM_RBUF))) {
+        free(c);
+        return NULL;
+    }
+    c->fd = fd;
+    c->p = p;
+    c->pp = pp;
+    pthread_mutex_init(&c->rx_lock, NULL);
+    pthread_mutex_init(&c->tx_lock, NULL);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    csni_conn_add(p, c);
+    return c;
+}
+
+static void stream_set_out(struct csni_conn *c, bool on)
+{
+    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0u), .data.ptr = c};
+    if (c->epollout == on)
+        return;
+    c->epollout = on;
+    epoll_ctl(c->p->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Finishes a written request. Returns the op to complete (outside tx_lock), or NULL. */
+static struct csni_op *stream_written(struct csni_sendreq *sr)
+{
+    struct csni_op *op = sr->op;
+    uint8_t type = sr->hdr[2];
+    if (sr->heap) {
+        free(sr);
+        return NULL;
+    }
+    atomic_store_explicit(&sr->queued, false, memory_order_release); /* last access to sr */
+    return op && (type == CSNI_F_EAGER || type == CSNI_F_DATA) ? op : NULL;
+}
+
+/* Writes queued frames until the socket is full. tx_lock held. Ops whose frame finished
+ * are stored in done[] (at most STREAM_BATCH per call). Returns -1 on a socket error. */
+static int stream_flush_locked(struct csni_conn *c, struct csni_op **done, int *ndone)
+{
+    while (c->sq_head) {
+        struct iovec iov[2 * STREAM_BATCH];
+        int n = 0, k = 0;
+        for (struct csni_sendreq *sr = c->sq_head; sr && k < STREAM_BATCH; sr = sr->next, k++) {
+            size_t off = sr->off;
+            if (off < CSNI_FRAME_SIZE) {
+                iov[n].iov_base = sr->hdr + off;
+                iov[n++].iov_len = CSNI_FRAME_SIZE - off;
+                off = 0;
+            } else {
+                off -= CSNI_FRAME_SIZE;
+            }
+            if (sr->paylen > off) {
+                iov[n].iov_base = (uint8_t *)sr->payload + off;
+                iov[n++].iov_len = sr->paylen - off;
+            }
+        }
+        ssize_t w = writev(c->fd, iov, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            return -1;
+        }
+        size_t left = (size_t)w;
+        while (c->sq_head) {
+            struct csni_sendreq *sr = c->sq_head;
+            size_t need = CSNI_FRAME_SIZE + sr->paylen - sr->off;
+            if (left < need) {
+                sr->off += left;
+                break;
+            }
+            left -= need;
+            c->sq_head = sr->next;
+            if (!c->sq_head)
+                c->sq_tail = NULL;
+            struct csni_op *op = stream_written(sr);
+            if (op)
+                done[(*ndone)++] = op;
+            if (*ndone == STREAM_BATCH)
+                return 0;
+        }
+    }
+    return 0;
+}
+
+static void stream_finish(struct csni_op **done, int ndone)
+{
+    for (int i = 0; i < ndone; i++)
+        csni_sent(done[i], done[i]->sr.hdr);
+}
+
+static void stream_fail_queue(struct csni_conn *c)
+{
+    struct csni_op *ops = NULL;
+    pthread_mutex_lock(&c->tx_lock);
+    struct csni_sendreq *sr = c->sq_head;
+    c->sq_head = c->sq_tail = NULL;
+    pthread_mutex_unlock(&c->tx_lock);
+    while (sr) {
+        struct csni_sendreq *next = sr->next;
+        struct csni_op *op = sr->op;
+        uint8_t type = sr->hdr[2];
+        if (sr->heap) {
+            free(sr);
+        } else {
+            atomic_store_explicit(&sr->queued, false, memory_order_release);
+            /* RTS ops sit on the peer's CTS list and are failed with it. */
+            if (op && (type == CSNI_F_EAGER || type == CSNI_F_DATA)) {
+                op->next = ops;
+                ops = op;
+            }
+        }
+        sr = next;
+    }
+    while (ops) {
+        struct csni_op *next = ops->next;
+        pthread_mutex_lock(&ops->t->lock);
+        csni_complete(ops->t, ops, CSN_PEER_LOST);
+        pthread_mutex_unlock(&ops->t->lock);
+        ops = next;
+    }
+}
+
+void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
+{
+    struct csni_op *done[STREAM_BATCH];
+    int ndone = 0, err = 0;
+
+    sr->next = NULL;
+    sr->off = 0;
+    atomic_store_explicit(&sr->queued, true, memory_order_relaxed);
+    pthread_mutex_lock(&c->tx_lock);
+    if (c->dead) {
+        pthread_mutex_unlock(&c->tx_lock);
+        struct csni_op *op = sr->op;
+        uint8_t type = sr->hdr[2];
+        if (stream_written(sr) && (type == CSNI_F_EAGER || type == CSNI_F_DATA)) {
+            pthread_mutex_lock(&op->t->lock);
+            csni_complete(op->t, op, CSN_PEER_LOST);
+            pthread_mutex_unlock(&op->t->lock);
+        }
+        return;
+    }
+    bool idle = c->sq_head == NULL;
+    if (c->sq_tail)
+        c->sq_tail->next = sr;
+    else
+        c->sq_head = sr;
+    c->sq_tail = sr;
+    if (idle)
+        err = stream_flush_locked(c, done, &ndone);
+    if (!err)
+        stream_set_out(c, c->sq_head != NULL);
+    pthread_mutex_unlock(&c->tx_lock);
+    stream_finish(done, ndone);
+    if (err)
+        csni_conn_fail(c, NULL);
+}
+
+void csni_conn_flush(struct csni_conn *c, bool block_lock)
+{
+    struct csni_op *done[STREAM_BATCH];
+    int ndone, err;
+    do {
+        ndone = 0;
+        if (block_lock)
+            pthread_mutex_lock(&c->tx_lock);
+        else if (pthread_mutex_trylock(&c->tx_lock) != 0)
+            return;
+        err = c->dead ? 0 : stream_flush_locked(c, done, &ndone);
+        if (!err && !c->dead)
+            stream_set_out(c, c->sq_head != NULL);
+        pthread_mutex_unlock(&c->tx_lock);
+        stream_finish(done, ndone);
+        if (err) {
+            csni_conn_fail(c, NULL);
+            return;
+        }
+    } while (ndone == STREAM_BATCH);
+}
+
+void csni_conn_fail(struct csni_conn *c, const char *why)
+{
+    struct csni_proc *p = c->p;
+    pthread_mutex_lock(&c->tx_lock);
+    bool was = c->dead;
+    c->dead = true;
+    pthread_mutex_unlock(&c->tx_lock);
+    if (was)
+        return;
+    if (why)
+        fprintf(stderr, "csn[%d]: dropping connection to process %d: %s\n", p->me,
+                c->pp ? c->pp->proc : -1, why);
+    epoll_ctl(p->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    /* shutdown, not close: the descriptor number stays ours until the process ends, so a
+     * thread still holding it can never touch someone else's file. */
+    shutdown(c->fd, SHUT_RDWR);
+    stream_fail_queue(c);
+    if (c->pp)
+        csni_peer_lost(p, c->pp);
+}
+
+/* The accepted side's first frame: the peer's process id and the job key. rx_lock held. */
+static void stream_on_hello(struct csni_conn *c)
+{
+    struct csni_proc *p = c->p;
+    unsigned diff = 0;
+    for (int i = 0; i < CSNI_KEY_BYTES; i++)
+        diff |= (unsigned)(c->key[i] ^ p->key[i]);
+    if (diff) {
+        csni_conn_fail(c, "connection without the job key refused");
+        return;
+    }
+    if (c->f.cookie >= (1u << 24) || (int)c->f.cookie == p->me) {
+        csni_conn_fail(c, "hello with an impossible process id");
+        return;
+    }
+    csn_status rv;
+    struct csni_peer *pp = csni_peer_get(p, (int)c->f.cookie, &rv);
+    if (!pp) {
+        csni_conn_fail(c, "no memory for a peer");
+        return;
+    }
+    c->pp = pp;
+    pthread_mutex_lock(&pp->lock);
+    if (!pp->conn)
+        pp->conn = c; /* the first connection either side made becomes the sending one */
+    pthread_mutex_unlock(&pp->lock);
+}
+
+/* Places buffered and then socket bytes for the current payload. Returns 1 when the payload
+ * is complete, 0 when the socket is drained, -1 on EOF or error. */
+static int stream_payload(struct csni_conn *c)
+{
+    for (;;) {
+        size_t avail = c->rend - c->rpos;
+        if (c->want) {
+            size_t n = avail < c->want ? avail : c->want;
+            if (n) {
+                if (c->dst)
+                    memcpy(c->dst, c->rbuf + c->rpos, n);
+                if (c->dst)
+                    c->dst += n;
+                c->rpos += n;
+                c->want -= n;
+                continue;
+            }
+            if (c->want >= STREAM_DIRECT && c->dst) {
+                ssize_t r = recv(c->fd, c->dst, c->want, MSG_DONTWAIT);
+                if (r > 0) {
+                    c->dst += r;
+                    c->want -= (size_t)r;
+                    continue;
+                }
+                if (r == 0)
+                    return -1;
+                if (errno == EINTR)
+                    continue;
+                return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+            }
+        } else if (c->discard) {
+            size_t n = avail < c->discard ? avail : c->discard;
+            if (n) {
+                c->rpos += n;
+                c->discard -= n;
+                continue;
+            }
+        } else {
+            return 1;
+        }
+        c->rpos = c->rend = 0;
+        ssize_t r = recv(c->fd, c->rbuf, STREAM_RBUF, MSG_DONTWAIT);
+        if (r > 0) {
+            c->rend = (size_t)r;
+            continue;
+        }
+        if (r == 0)
+            return -1;
+        if (errno == EINTR)
+            continue;
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    }
+}
+
+void csni_conn_rx(struct csni_conn *c, bool block_lock)
+{
+    struct csni_proc *p = c->p;
+    const char *why = NULL;
+    int r;
+
+    if (block_lock)
+        pthread_mutex_lock(&c->rx_lock);
+    else if (pthread_mutex_trylock(&c->rx_lock) != 0)
+        return;
+    while (!c->dead) {
+        if (c->phase == CSNI_RX_PAYLOAD) {
+            if ((r = stream_payload(c)) <= 0)
+                goto drained;
+            c->phase = CSNI_RX_HDR;
+            if (!c->pp)
+                stream_on_hello(c);
+            else
+                csni_on_payload_done(c);
+            continue;
+        }
+        if (c->rend - c->rpos < CSNI_FRAME_SIZE) {
+            memmove(c->rbuf, c->rbuf + c->rpos, c->rend - c->rpos);
+            c->rend -= c->rpos;
+            c->rpos = 0;
+            ssize_t n = recv(c->fd, c->rbuf + c->rend, STREAM_RBUF - c->rend, MSG_DONTWAIT);
+            if (n > 0) {
+                c->rend += (size_t)n;
+                continue;
+            }
+            r = n == 0 ? -1 : (errno == EINTR ? 1 : (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1);
+            if (r > 0)
+                continue;
+            goto drained;
+        }
+        if (csni_frame_decode(c->rbuf + c->rpos, p->eager_max, &c->f, &why) != 0) {
+            pthread_mutex_unlock(&c->rx_lock);
+            csni_conn_fail(c, why);
+            return;
+        }
+        c->rpos += CSNI_FRAME_SIZE;
+        c->phase = CSNI_RX_PAYLOAD;
+        if (!c->pp) {
+            if (c->f.type != CSNI_F_HELLO) {
+                pthread_mutex_unlock(&c->rx_lock);
+                csni_conn_fail(c, "connection without the job key refused");
+                return;
+            }
+            c->dst = c->key;
+            c->want = CSNI_KEY_BYTES;
+            c->discard = 0;
+        } else if (c->f.type == CSNI_F_HELLO) {
+            pthread_mutex_unlock(&c->rx_lock);
+            csni_conn_fail(c, "second hello");
+            return;
+        } else {
+            csni_on_frame(c);
+        }
+    }
+    pthread_mutex_unlock(&c->rx_lock);
+    return;
+drained:
+    if (r < 0) {
+        struct csni_op *op = c->rxop;
+        csn_transport *t = c->rxt;
+        c->rxop = NULL;
+        c->rxux = NULL;
+        c->rxt = NULL;
+        pthread_mutex_unlock(&c->rx_lock);
+        if (op) {
+            pthread_mutex_lock(&t->lock);
+            csni_complete(t, op, CSN_PEER_LOST);
+            pthread_mutex_unlock(&t->lock);
+        }
+        csni_conn_fail(c, NULL);
+        return;
+    }
+    pthread_mutex_unlock(&c->rx_lock);
+}

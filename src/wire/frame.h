@@ -1,0 +1,50 @@
+/* frame.h: the frame header every message and control record carries on a connection (one place: encode, decode, validate). */
+#ifndef CSNI_FRAME_H
+#define CSNI_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* On the wire a header is CSNI_FRAME_SIZE bytes, little-endian:
+ *   0  u16 magic (0xC5A1)    2 u8 type    3 u8 flags (must be 0)
+ *   4  u32 dst   transport id in the receiving process (EAGER, RTS)
+ *   8  u32 src   transport id in the sending process
+ *  12  u32 aux   CTS, DATA: CSNI_CTS_OK or CSNI_CTS_GONE (the other side's transport is
+ *                gone; DATA then has no payload); HELLO: protocol version
+ *  16  u64 len   EAGER/DATA: payload bytes that follow; RTS: message length;
+ *                CTS: bytes the receiver wants; CREDIT: bytes returned; HELLO: key bytes that follow
+ *  24  u64 cookie   RTS/CTS: the sender's token; DATA: the receiver's token; HELLO: process id
+ *  32  u64 cookie2  CTS: the receiver's token
+ * Payload follows EAGER, DATA and HELLO headers only. */
+#define CSNI_FRAME_SIZE 40
+#define CSNI_FRAME_MAGIC 0xC5A1u
+#define CSNI_PROTO_VERSION 1u
+#define CSNI_KEY_BYTES 16
+/* Largest message length a frame may announce (2^48): larger is a corrupt frame. */
+#define CSNI_MAX_MSG ((uint64_t)1 << 48)
+
+enum csni_frame_type {
+    CSNI_F_HELLO = 1, /* first frame of a connection: process id and job key */
+    CSNI_F_EAGER,     /* a whole message, payload follows */
+    CSNI_F_RTS,       /* request to send a message of len bytes (no payload) */
+    CSNI_F_CTS,       /* clear to send: the receiver matched an RTS */
+    CSNI_F_DATA,      /* the payload of a message announced by RTS, answering a CTS */
+    CSNI_F_CREDIT,    /* the receiver returns eager credit */
+    CSNI_F_TYPE_MAX
+};
+enum { CSNI_CTS_OK = 0, CSNI_CTS_GONE = 1 };
+
+struct csni_frame {
+    uint8_t type;
+    uint32_t dst, src, aux;
+    uint64_t len, cookie, cookie2;
+};
+
+void csni_frame_encode(const struct csni_frame *f, uint8_t out[CSNI_FRAME_SIZE]);
+
+/* Decodes and validates. eager_max bounds EAGER payloads. Returns 0, or -1 with *why set to a
+ * static description of what is wrong (the connection is then dropped). */
+int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max,
+                      struct csni_frame *f, const char **why);
+
+#endif
