@@ -3,3 +3,20 @@ add_executable(test_api core/test_api.c)
 target_link_libraries(test_api csn Threads::Threads)
 add_test(NAME core_api COMMAND test_api)
 set_tests_properties(core_api PROPERTIES TIMEOUT 60 ENVIRONMENT "CSN_LOOKUP_TIMEOUT=1")
+
+add_executable(test_mp core/test_mp.c)
+target_link_libraries(test_mp csn)
+set(CSNRUN ${CMAKE_BINARY_DIR}/tools/csnrun/csnrun)
+foreach(tr unix tcp)
+  add_test(NAME core_mp_exchange_${tr} COMMAND ${CSNRUN} -np 3 $<TARGET_FILE:test_mp> exchange)
+  add_test(NAME core_mp_exchange2_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> exchange)
+  add_test(NAME core_mp_overlap_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> overlap)
+  add_test(NAME core_mp_backpressure_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> backpressure)
+  add_test(NAME core_mp_peerlost_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> peerlost)
+  add_test(NAME core_mp_barrier_${tr} COMMAND ${CSNRUN} -np 4 $<TARGET_FILE:test_mp> barrier)
+  set_tests_properties(core_mp_exchange_${tr} core_mp_exchange2_${tr} core_mp_overlap_${tr}
+    core_mp_peerlost_${tr} core_mp_barrier_${tr}
+    PROPERTIES TIMEOUT 60 ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20")
+  set_tests_properties(core_mp_backpressure_${tr} PROPERTIES TIMEOUT 60
+    ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20;CSN_UNEXPECTED_LIMIT=1048576")
+endforeach()

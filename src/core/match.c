@@ -12,6 +12,7 @@
  * never taken while a tx_lock is held and two transport locks are never held together:
  * completions found under those locks are deferred until they are released. */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,12 +158,12 @@ struct csni_op *csni_op_alloc(csn_transport *t)
         return NULL;
     if (op) {
         t->free_ops = op->next;
+        /* A CTS written from this op's request may still be finishing on its connection. */
+        while (atomic_load_explicit(&op->sr.queued, memory_order_acquire))
+            sched_yield();
     } else if (!(op = malloc(sizeof *op))) {
         return NULL;
     }
-    /* A CTS written from this op's request may still be finishing on its connection. */
-    while (atomic_load_explicit(&op->sr.queued, memory_order_acquire))
-        ;
     memset(op, 0, sizeof *op);
     op->t = t;
     t->nops++;
@@ -568,7 +569,10 @@ static void match_on_cts(struct csni_conn *c)
         return;
     }
     struct csni_frame g = {.type = CSNI_F_DATA, .aux = CSNI_CTS_OK, .len = f->len, .cookie = f->cookie2};
-    /* The transmit's request finished carrying the RTS before this CTS could exist. */
+    /* The RTS's last byte left before this CTS could exist, but its writer may not have
+     * let go of the request yet: wait for that (a few instructions) before reusing it. */
+    while (atomic_load_explicit(&op->sr.queued, memory_order_acquire))
+        sched_yield();
     csni_frame_encode(&g, op->sr.hdr);
     op->sr.payload = op->buf;
     op->sr.paylen = f->len;

@@ -12,7 +12,7 @@
 
 #define STREAM_RBUF 65536u       /* staging buffer: many small frames per recv */
 #define STREAM_DIRECT 16384u     /* payload remainders this large are read straight in place */
-#define STREAM_BATCH 32          /* frames gathered into one writev */
+#define STREAM_BATCH 32          /* frames gathered into one sendmsg */
 
 struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp)
 {
@@ -76,7 +76,8 @@ static int stream_flush_locked(struct csni_conn *c, struct csni_op **done, int *
                 iov[n++].iov_len = sr->paylen - off;
             }
         }
-        ssize_t w = writev(c->fd, iov, n);
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT); /* EPIPE, not SIGPIPE */
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -149,10 +150,10 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
     struct csni_op *done[STREAM_BATCH];
     int ndone = 0, err = 0;
 
-    sr->next = NULL;
-    sr->off = 0;
     atomic_store_explicit(&sr->queued, true, memory_order_relaxed);
     pthread_mutex_lock(&c->tx_lock);
+    sr->next = NULL;
+    sr->off = 0;
     if (c->dead) {
         pthread_mutex_unlock(&c->tx_lock);
         struct csni_op *op = sr->op;

@@ -1,0 +1,619 @@
+/* names.c: the name-service client (one short connection per request) and the lone process's in-process table. */
+#include "names/names.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A reply may come this long after the server's own timeout (scheduling, a busy launcher);
+ * beyond it the server is taken as lost and the call fails instead of hanging. */
+#define NAMES_MARGIN_MS 10000u
+/* Longer waits are capped here so that deadline arithmetic never overflows (~35 years). */
+#define NAMES_WAIT_CAP_MS ((uint64_t)1 << 40)
+#define NAMES_KV_MAX 1023
+#define NAMES_LINE_MAX 4096
+
+enum names_mode { NAMES_LONE, NAMES_REMOTE };
+
+/* Written by csni_names_init before any other call can run (the core calls it once, at the
+ * first csn_open); read afterwards. names_mode is read under names_lock, which orders the
+ * reads of the rest after the writes. */
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+static pthread_cond_t names_cond; /* lone mode: a name or key was added */
+static enum names_mode names_mode = NAMES_LONE;
+static struct sockaddr_storage names_addr;
+static socklen_t names_addrlen;
+static char names_key[33];
+
+/* The lone process's tables (under names_lock). Small: linear search is enough. */
+struct names_entry {
+    char *name;
+    csn_netid id;
+};
+struct names_kv {
+    char *key;
+    char *value;
+};
+static struct names_entry *names_tab;
+static size_t names_count, names_cap;
+static struct names_kv *names_kvtab;
+static size_t names_kvcount, names_kvcap;
+
+int csni_name_valid(const char *name)
+{
+    size_t n;
+
+    if (name == NULL)
+        return 0;
+    for (n = 0; name[n] != '\0'; n++) {
+        if (n >= 255 || (unsigned char)name[n] < 0x20 || (unsigned char)name[n] > 0x7e)
+            return 0;
+    }
+    return n > 0;
+}
+
+/* Keys and values: 1..1023 bytes, no spaces or control characters. */
+static int names_word_valid(const char *s)
+{
+    size_t n;
+
+    if (s == NULL)
+        return 0;
+    for (n = 0; s[n] != '\0'; n++) {
+        if (n >= NAMES_KV_MAX || (unsigned char)s[n] <= 0x20 || (unsigned char)s[n] > 0x7e)
+            return 0;
+    }
+    return n > 0;
+}
+
+static uint64_t names_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void names_once_init(void)
+{
+    pthread_condattr_t a;
+
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&names_cond, &a);
+    pthread_condattr_destroy(&a);
+}
+
+/* Takes names_lock and returns the mode; the caller unlocks. Calls before csni_names_init
+ * see a lone process. */
+static enum names_mode names_enter(void)
+{
+    pthread_once(&names_once, names_once_init);
+    pthread_mutex_lock(&names_lock);
+    return names_mode;
+}
+
+/* Fills names_addr from "unix:/path" or "tcp:HOST:PORT" (HOST may be "[v6]"). */
+static csn_status names_parse_address(const char *ns)
+{
+    if (strncmp(ns, "unix:", 5) == 0) {
+        struct sockaddr_un *un = (struct sockaddr_un *)&names_addr;
+        size_t n = strlen(ns + 5);
+
+        if (n == 0 || n >= sizeof un->sun_path)
+            return CSN_INVALID_ARGUMENT;
+        memset(un, 0, sizeof *un);
+        un->sun_family = AF_UNIX;
+        memcpy(un->sun_path, ns + 5, n);
+        names_addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+        return CSN_OK;
+    }
+    if (strncmp(ns, "tcp:", 4) == 0) {
+        char host[256];
+        const char *h = ns + 4, *colon = strrchr(h, ':');
+        struct addrinfo hints, *res = NULL;
+        size_t hl;
+
+        if (colon == NULL || colon == h || colon[1] == '\0')
+            return CSN_INVALID_ARGUMENT;
+        hl = (size_t)(colon - h);
+        if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']') {
+            h++;
+            hl -= 2;
+        }
+        if (hl == 0 || hl >= sizeof host)
+            return CSN_INVALID_ARGUMENT;
+        memcpy(host, h, hl);
+        host[hl] = '\0';
+        memset(&hints, 0, sizeof hints);
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = AI_NUMERICSERV;
+        if (getaddrinfo(host, colon + 1, &hints, &res) != 0 || res == NULL) {
+            fprintf(stderr, "csn: cannot resolve the name service address %s\n", ns);
+            return CSN_SYSTEM_ERROR;
+        }
+        memcpy(&names_addr, res->ai_addr, res->ai_addrlen);
+        names_addrlen = res->ai_addrlen;
+        freeaddrinfo(res);
+        return CSN_OK;
+    }
+    return CSN_INVALID_ARGUMENT;
+}
+
+csn_status csni_names_init(const struct csni_boot *b)
+{
+    csn_status st = CSN_OK;
+
+    if (b == NULL)
+        return CSN_INVALID_ARGUMENT;
+    pthread_once(&names_once, names_once_init);
+    pthread_mutex_lock(&names_lock);
+    names_mode = NAMES_LONE;
+    if (b->launched && b->ns[0] != '\0') {
+        st = names_parse_address(b->ns);
+        if (st == CSN_OK) {
+            memcpy(names_key, b->jobkey, sizeof names_key);
+            names_key[32] = '\0';
+            names_mode = NAMES_REMOTE;
+        }
+    }
+    pthread_mutex_unlock(&names_lock);
+    return st;
+}
+
+void csni_names_fini(void)
+{
+    size_t i;
+
+    pthread_mutex_lock(&names_lock);
+    for (i = 0; i < names_count; i++)
+        free(names_tab[i].name);
+    for (i = 0; i < names_kvcount; i++) {
+        free(names_kvtab[i].key);
+        free(names_kvtab[i].value);
+    }
+    free(names_tab);
+    free(names_kvtab);
+    names_tab = NULL;
+    names_kvtab = NULL;
+    names_count = names_cap = names_kvcount = names_kvcap = 0;
+    names_mode = NAMES_LONE;
+    pthread_mutex_unlock(&names_lock);
+}
+
+/* ---- remote: one connection per request ---- */
+
+/* Waits for ev on fd until the deadline; 0 when ready, -1 with errno (ETIMEDOUT) otherwise. */
+static int names_wait(int fd, short ev, uint64_t deadline)
+{
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = ev};
+        uint64_t now = names_now_ms();
+        int r;
+
+        if (now >= deadline) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        r = poll(&p, 1, (int)(deadline - now > 1000000 ? 1000000 : deadline - now));
+        if (r > 0)
+            return 0;
+        if (r < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+static int names_connect(uint64_t deadline)
+{
+    int fd, err;
+    socklen_t el = sizeof err;
+
+    for (;;) {
+        fd = socket(names_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+            return -1;
+        if (connect(fd, (struct sockaddr *)&names_addr, names_addrlen) == 0)
+            break;
+        if (errno == EINPROGRESS) {
+            if (names_wait(fd, POLLOUT, deadline) != 0)
+                goto fail;
+            if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+                goto fail;
+            if (err == 0)
+                break;
+            errno = err;
+            goto fail;
+        }
+        /* A full Unix-socket backlog says EAGAIN: the server is busy, not gone. */
+        if (errno != EAGAIN && errno != EINTR)
+            goto fail;
+        close(fd);
+        if (names_now_ms() >= deadline) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
+    }
+    if (names_addr.ss_family != AF_UNIX) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    return fd;
+fail:
+    err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+}
+
+/* Sends "KEY ...\n" + req (which ends in '\n') and reads one reply line into reply (without
+ * the '\n'). The server may take wait_ms to answer (a parked lookup). */
+static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, size_t cap)
+{
+    char out[NAMES_LINE_MAX + 64];
+    size_t len, off = 0, got = 0;
+    uint64_t deadline;
+    int fd, n, err;
+
+    if (wait_ms > NAMES_WAIT_CAP_MS)
+        wait_ms = NAMES_WAIT_CAP_MS;
+    deadline = names_now_ms() + wait_ms + NAMES_MARGIN_MS;
+    n = snprintf(out, sizeof out, "KEY %s\n%s", names_key, req);
+    if (n < 0 || (size_t)n >= sizeof out)
+        return CSN_INVALID_ARGUMENT;
+    len = (size_t)n;
+
+    fd = names_connect(deadline);
+    if (fd < 0)
+        return CSN_SYSTEM_ERROR;
+    while (off < len) {
+        ssize_t w = send(fd, out + off, len - off, MSG_NOSIGNAL);
+        if (w > 0) {
+            off += (size_t)w;
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else if (w < 0 && errno == EAGAIN) {
+            if (names_wait(fd, POLLOUT, deadline) != 0)
+                goto fail;
+        } else {
+            goto fail;
+        }
+    }
+    for (;;) {
+        ssize_t r;
+        char *nl;
+
+        if (got + 1 >= cap) {
+            errno = EPROTO;
+            goto fail;
+        }
+        r = recv(fd, reply + got, cap - 1 - got, 0);
+        if (r > 0) {
+            got += (size_t)r;
+            reply[got] = '\0';
+            nl = memchr(reply, '\n', got);
+            if (nl != NULL) {
+                *nl = '\0';
+                break;
+            }
+        } else if (r == 0) {
+            /* Closed without an answer: a wrong job key, or the launcher went away. */
+            errno = ECONNRESET;
+            goto fail;
+        } else if (errno == EAGAIN) {
+            if (names_wait(fd, POLLIN, deadline) != 0)
+                goto fail;
+        } else if (errno != EINTR) {
+            goto fail;
+        }
+    }
+    close(fd);
+    return CSN_OK;
+fail:
+    err = errno;
+    close(fd);
+    errno = err;
+    return CSN_SYSTEM_ERROR;
+}
+
+/* Maps a reply that is neither of the expected ones. */
+static csn_status names_bad_reply(void)
+{
+    errno = EPROTO;
+    return CSN_SYSTEM_ERROR;
+}
+
+/* ---- lone process: the in-process table (names_lock held) ---- */
+
+static struct names_entry *names_find(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < names_count; i++) {
+        if (strcmp(names_tab[i].name, name) == 0)
+            return &names_tab[i];
+    }
+    return NULL;
+}
+
+static struct names_kv *names_kvfind(const char *key)
+{
+    size_t i;
+
+    for (i = 0; i < names_kvcount; i++) {
+        if (strcmp(names_kvtab[i].key, key) == 0)
+            return &names_kvtab[i];
+    }
+    return NULL;
+}
+
+/* Absolute CLOCK_MONOTONIC time timeout_ms from now. */
+static struct timespec names_abstime(uint64_t timeout_ms)
+{
+    struct timespec ts;
+
+    if (timeout_ms > NAMES_WAIT_CAP_MS)
+        timeout_ms = NAMES_WAIT_CAP_MS;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += (time_t)(timeout_ms / 1000u);
+    ts.tv_nsec += (long)(timeout_ms % 1000u) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+static csn_status names_lone_register(const char *name, csn_netid id)
+{
+    struct names_entry *e = names_find(name);
+    char *copy;
+
+    if (e != NULL)
+        return e->id == id ? CSN_OK : CSN_NAME_TAKEN;
+    if (names_count == names_cap) {
+        size_t nc = names_cap ? 2 * names_cap : 16;
+        struct names_entry *nt = realloc(names_tab, nc * sizeof *nt);
+        if (nt == NULL)
+            return CSN_NO_HEAP;
+        names_tab = nt;
+        names_cap = nc;
+    }
+    copy = strdup(name);
+    if (copy == NULL)
+        return CSN_NO_HEAP;
+    names_tab[names_count].name = copy;
+    names_tab[names_count].id = id;
+    names_count++;
+    pthread_cond_broadcast(&names_cond);
+    return CSN_OK;
+}
+
+static csn_status names_lone_put(const char *key, const char *value)
+{
+    struct names_kv *e = names_kvfind(key);
+    char *v = strdup(value), *k = NULL;
+
+    if (v == NULL)
+        return CSN_NO_HEAP;
+    if (e != NULL) {
+        free(e->value);
+        e->value = v;
+        pthread_cond_broadcast(&names_cond);
+        return CSN_OK;
+    }
+    if (names_kvcount == names_kvcap) {
+        size_t nc = names_kvcap ? 2 * names_kvcap : 16;
+        struct names_kv *nt = realloc(names_kvtab, nc * sizeof *nt);
+        if (nt == NULL)
+            goto fail;
+        names_kvtab = nt;
+        names_kvcap = nc;
+    }
+    k = strdup(key);
+    if (k == NULL)
+        goto fail;
+    names_kvtab[names_kvcount].key = k;
+    names_kvtab[names_kvcount].value = v;
+    names_kvcount++;
+    pthread_cond_broadcast(&names_cond);
+    return CSN_OK;
+fail:
+    free(v);
+    return CSN_NO_HEAP;
+}
+
+/* ---- the interface ---- */
+
+csn_status csni_names_register(const char *name, csn_netid id)
+{
+    char req[NAMES_LINE_MAX], reply[64];
+    csn_status st;
+
+    if (!csni_name_valid(name) || id == CSN_NULL_NETID)
+        return CSN_INVALID_ARGUMENT;
+    if (names_enter() == NAMES_LONE) {
+        st = names_lone_register(name, id);
+        pthread_mutex_unlock(&names_lock);
+        return st;
+    }
+    pthread_mutex_unlock(&names_lock);
+    snprintf(req, sizeof req, "REG %" PRIx64 " %s\n", (uint64_t)id, name);
+    st = names_request(req, 0, reply, sizeof reply);
+    if (st != CSN_OK)
+        return st;
+    if (strcmp(reply, "OK") == 0)
+        return CSN_OK;
+    if (strcmp(reply, "TAKEN") == 0)
+        return CSN_NAME_TAKEN;
+    return names_bad_reply();
+}
+
+csn_status csni_names_unregister(const char *name, csn_netid id)
+{
+    char req[NAMES_LINE_MAX], reply[64];
+    csn_status st;
+
+    if (!csni_name_valid(name) || id == CSN_NULL_NETID)
+        return CSN_INVALID_ARGUMENT;
+    if (names_enter() == NAMES_LONE) {
+        struct names_entry *e = names_find(name);
+        if (e != NULL && e->id == id) {
+            free(e->name);
+            *e = names_tab[--names_count];
+        }
+        pthread_mutex_unlock(&names_lock);
+        return CSN_OK;
+    }
+    pthread_mutex_unlock(&names_lock);
+    snprintf(req, sizeof req, "UNREG %" PRIx64 " %s\n", (uint64_t)id, name);
+    st = names_request(req, 0, reply, sizeof reply);
+    if (st != CSN_OK)
+        return st;
+    return strcmp(reply, "OK") == 0 ? CSN_OK : names_bad_reply();
+}
+
+csn_status csni_names_lookup(const char *name, uint64_t timeout_ms, csn_netid *id)
+{
+    char req[NAMES_LINE_MAX], reply[64], *end;
+    csn_status st;
+    uint64_t v;
+
+    if (!csni_name_valid(name) || id == NULL)
+        return CSN_INVALID_ARGUMENT;
+    if (timeout_ms > NAMES_WAIT_CAP_MS)
+        timeout_ms = NAMES_WAIT_CAP_MS;
+    if (names_enter() == NAMES_LONE) {
+        struct timespec until = names_abstime(timeout_ms);
+        struct names_entry *e;
+        int r = 0;
+
+        while ((e = names_find(name)) == NULL && r != ETIMEDOUT)
+            r = pthread_cond_timedwait(&names_cond, &names_lock, &until);
+        if (e != NULL)
+            *id = e->id;
+        pthread_mutex_unlock(&names_lock);
+        return e != NULL ? CSN_OK : CSN_NOT_FOUND;
+    }
+    pthread_mutex_unlock(&names_lock);
+    snprintf(req, sizeof req, "LOOKUP %" PRIu64 " %s\n", timeout_ms, name);
+    st = names_request(req, timeout_ms, reply, sizeof reply);
+    if (st != CSN_OK)
+        return st;
+    if (strcmp(reply, "NOTFOUND") == 0)
+        return CSN_NOT_FOUND;
+    if (strncmp(reply, "OK ", 3) != 0)
+        return names_bad_reply();
+    errno = 0;
+    v = strtoull(reply + 3, &end, 16);
+    if (errno != 0 || *end != '\0' || end == reply + 3 || v == 0)
+        return names_bad_reply();
+    *id = (csn_netid)v;
+    return CSN_OK;
+}
+
+csn_status csni_kv_put(const char *key, const char *value)
+{
+    char req[NAMES_LINE_MAX], reply[64];
+    csn_status st;
+
+    if (!names_word_valid(key) || !names_word_valid(value))
+        return CSN_INVALID_ARGUMENT;
+    if (names_enter() == NAMES_LONE) {
+        st = names_lone_put(key, value);
+        pthread_mutex_unlock(&names_lock);
+        return st;
+    }
+    pthread_mutex_unlock(&names_lock);
+    snprintf(req, sizeof req, "PUT %s %s\n", key, value);
+    st = names_request(req, 0, reply, sizeof reply);
+    if (st != CSN_OK)
+        return st;
+    return strcmp(reply, "OK") == 0 ? CSN_OK : names_bad_reply();
+}
+
+/* Copies the value; CSN_OVERRUN (with a truncated, terminated copy) when cap is too small. */
+static csn_status names_copy_value(char *value, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+
+    if (n < cap) {
+        memcpy(value, src, n + 1);
+        return CSN_OK;
+    }
+    memcpy(value, src, cap - 1);
+    value[cap - 1] = '\0';
+    return CSN_OVERRUN;
+}
+
+csn_status csni_kv_get(const char *key, uint64_t timeout_ms, char *value, size_t cap)
+{
+    char req[NAMES_LINE_MAX], reply[NAMES_KV_MAX + 16];
+    csn_status st;
+
+    if (!names_word_valid(key) || value == NULL || cap == 0)
+        return CSN_INVALID_ARGUMENT;
+    if (timeout_ms > NAMES_WAIT_CAP_MS)
+        timeout_ms = NAMES_WAIT_CAP_MS;
+    if (names_enter() == NAMES_LONE) {
+        struct timespec until = names_abstime(timeout_ms);
+        struct names_kv *e;
+        int r = 0;
+
+        while ((e = names_kvfind(key)) == NULL && r != ETIMEDOUT)
+            r = pthread_cond_timedwait(&names_cond, &names_lock, &until);
+        st = e != NULL ? names_copy_value(value, cap, e->value) : CSN_NOT_FOUND;
+        pthread_mutex_unlock(&names_lock);
+        return st;
+    }
+    pthread_mutex_unlock(&names_lock);
+    snprintf(req, sizeof req, "GET %" PRIu64 " %s\n", timeout_ms, key);
+    st = names_request(req, timeout_ms, reply, sizeof reply);
+    if (st != CSN_OK)
+        return st;
+    if (strcmp(reply, "NOTFOUND") == 0)
+        return CSN_NOT_FOUND;
+    if (strncmp(reply, "OK ", 3) != 0 || !names_word_valid(reply + 3))
+        return names_bad_reply();
+    return names_copy_value(value, cap, reply + 3);
+}
+
+csn_status csni_names_alloc_proc(int *id)
+{
+    char reply[64], *end;
+    csn_status st;
+    long v;
+
+    if (id == NULL)
+        return CSN_INVALID_ARGUMENT;
+    if (names_enter() == NAMES_LONE) {
+        pthread_mutex_unlock(&names_lock);
+        return CSN_NOT_FOUND;
+    }
+    pthread_mutex_unlock(&names_lock);
+    st = names_request("PROC\n", 0, reply, sizeof reply);
+    if (st != CSN_OK)
+        return st;
+    if (strncmp(reply, "OK ", 3) != 0)
+        return names_bad_reply();
+    errno = 0;
+    v = strtol(reply + 3, &end, 10);
+    if (errno != 0 || *end != '\0' || end == reply + 3 || v <= 0 || v > 0xFFFFFF)
+        return names_bad_reply();
+    *id = (int)v;
+    return CSN_OK;
+}

@@ -1,0 +1,282 @@
+/* test_mp.c: multi-process semantics under csnrun: exchange, FIFO, any/one source, overrun, overlap, back-pressure, peer loss, barrier. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "csn.h"
+#include "../test.h"
+
+static csn_transport *T;
+static csn_netid *ids;
+static int rank, size;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void fill(uint8_t *b, size_t n, int src, int dst, size_t seq)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (uint8_t)(i * 131u + (size_t)src * 7u + (size_t)dst * 13u + seq * 29u);
+}
+
+static void verify(const uint8_t *b, size_t n, int src, int dst, size_t seq)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != (uint8_t)(i * 131u + (size_t)src * 7u + (size_t)dst * 13u + seq * 29u)) {
+            fprintf(stderr, "rank %d: byte %zu of message %zu from %d wrong\n", dst, i, seq, src);
+            abort();
+        }
+}
+
+static void setup(void)
+{
+    char name[32];
+    rank = csn_job_rank();
+    size = csn_job_size();
+    CHECK_OK(csn_open(&T));
+    snprintf(name, sizeof name, "mp.%d", rank);
+    CHECK_OK(csn_register_name(T, name));
+    ids = calloc((size_t)size, sizeof *ids);
+    for (int r = 0; r < size; r++) {
+        snprintf(name, sizeof name, "mp.%d", r);
+        CHECK_OK(csn_lookup_name(&ids[r], name));
+    }
+    CHECK(ids[rank] == csn_netid_of(T));
+}
+
+/* Ring exchange of every size class: eager, rendezvous, truncated, zero. */
+static void mode_exchange(void)
+{
+    static const size_t sizes[] = {0, 1, 40, 1000, 65536, 65537, 1 << 20, 16u << 20};
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k], got = 0;
+        uint8_t *out = malloc(n + 1), *in = malloc(n + 1);
+        fill(out, n, rank, right, k);
+        CHECK_OK(csn_rx_nb_from(T, ids[left], in, n, &got));
+        CHECK_OK(csn_tx_nb(T, ids[right], out, n));
+        int seen = 0;
+        while (seen < 2) {
+            csn_netid id;
+            void *buf;
+            csn_status st;
+            csn_status r = csn_test(T, CSN_TX | CSN_RX, CSN_FOREVER, &id, &buf, &st);
+            CHECK(r == CSN_TX_READY || r == CSN_RX_READY);
+            CHECK_OK(st);
+            if (r == CSN_RX_READY)
+                CHECK(buf == in && id == ids[left] && got == n);
+            else
+                CHECK(buf == out && id == ids[right]);
+            seen++;
+        }
+        verify(in, n, left, rank, k);
+        free(out);
+        free(in);
+    }
+    /* FIFO per pair with mixed eager and rendezvous sizes; blocking calls */
+    enum { M = 40 };
+    if (rank == 0) {
+        for (int i = 0; i < M; i++) {
+            size_t n = (i % 3 == 0) ? 200000 : (size_t)(i * 10);
+            uint8_t *b = malloc(n + 1);
+            fill(b, n, 0, 1, (size_t)i);
+            CHECK_OK(csn_tx(T, ids[1], b, n));
+            free(b);
+        }
+    } else if (rank == 1) {
+        uint8_t *b = malloc(200000);
+        for (int i = 0; i < M; i++) {
+            size_t n = (i % 3 == 0) ? 200000 : (size_t)(i * 10), got;
+            csn_netid from = CSN_NULL_NETID;
+            CHECK_OK(csn_rx(T, &from, b, 200000, &got));
+            CHECK(from == ids[0] && got == n);
+            verify(b, n, 0, 1, (size_t)i);
+        }
+        /* overrun of a rendezvous message */
+        csn_netid from = ids[0];
+        size_t got;
+        CHECK_EQ_STATUS(csn_rx(T, &from, b, 1000, &got), CSN_OVERRUN);
+        CHECK(got == 1000);
+        verify(b, 1000, 0, 1, 99);
+        CHECK_EQ_STATUS(csn_rx(T, &from, b, 10, &got), CSN_OVERRUN);
+        verify(b, 10, 0, 1, 98);
+        free(b);
+    }
+    if (rank == 0) {
+        uint8_t *b = malloc(300000);
+        fill(b, 300000, 0, 1, 99);
+        CHECK_OK(csn_tx(T, ids[1], b, 300000));
+        fill(b, 100, 0, 1, 98);
+        CHECK_OK(csn_tx(T, ids[1], b, 100));
+        free(b);
+    }
+    CHECK_OK(csn_job_barrier(T));
+}
+
+/* A 64 MiB TxNb progresses while the sender computes without calling the library. */
+static void mode_overlap(void)
+{
+    size_t n = 64u << 20, got;
+    uint8_t *b = malloc(n);
+    CHECK(size == 2);
+    if (rank == 1) {
+        csn_netid id;
+        void *buf;
+        csn_status st;
+        memset(b, 0, n);
+        CHECK_OK(csn_rx_nb_from(T, ids[0], b, n, &got));
+        CHECK_OK(csn_job_barrier(T));
+        CHECK_EQ_STATUS(csn_test(T, CSN_RX, CSN_FOREVER, &id, &buf, &st), CSN_RX_READY);
+        CHECK(st == CSN_OK && got == n);
+        verify(b, 4096, 0, 1, 1);
+        CHECK(b[n - 1] == 0x5a);
+    } else {
+        fill(b, 4096, 0, 1, 1);
+        memset(b + 4096, 0x5a, n - 4096);
+        CHECK_OK(csn_job_barrier(T));
+        CHECK_OK(csn_tx_nb(T, ids[1], b, n));
+        double t0 = now_s();
+        volatile double x = 0;
+        while (now_s() - t0 < 0.5)
+            x += 1.0; /* computation: no csn call */
+        csn_netid id;
+        void *buf;
+        csn_status st;
+        CHECK_EQ_STATUS(csn_test(T, CSN_TX, 0, &id, &buf, &st), CSN_TX_READY);
+        CHECK(st == CSN_OK && buf == b);
+        printf("overlap: 64 MiB transmit complete after 0.5 s of computation\n");
+    }
+    CHECK_OK(csn_job_barrier(T));
+    free(b);
+}
+
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld", &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* A receiver that posts nothing: senders are held back, nothing dropped, memory bounded.
+ * Run with CSN_UNEXPECTED_LIMIT=1048576. */
+static void mode_backpressure(void)
+{
+    enum { M = 256 };
+    size_t n = 60000; /* eager-sized: without back-pressure all 15 MB would be buffered */
+    CHECK(size == 2);
+    if (rank == 1) {
+        uint8_t *b = malloc(n * M);
+        for (int i = 0; i < M; i++) {
+            fill(b + (size_t)i * n, n, 1, 0, (size_t)i);
+            CHECK_OK(csn_tx_nb(T, ids[0], b + (size_t)i * n, n));
+        }
+        struct timespec ts = {0, 500 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        int done = 0;
+        csn_netid id;
+        void *buf;
+        csn_status st;
+        while (csn_test(T, CSN_TX, 0, &id, &buf, &st) == CSN_TX_READY)
+            done++;
+        printf("backpressure: %d of %d transmits complete while the receiver sleeps\n", done, M);
+        CHECK(done < M);
+        CHECK_OK(csn_job_barrier(T)); /* receiver wakes up */
+        while (done < M) {
+            CHECK_EQ_STATUS(csn_test(T, CSN_TX, CSN_FOREVER, &id, &buf, &st), CSN_TX_READY);
+            CHECK_OK(st);
+            done++;
+        }
+        free(b);
+    } else {
+        long before = rss_kib();
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+        long after = rss_kib();
+        printf("backpressure: receiver RSS grew %ld KiB while not receiving\n", after - before);
+        CHECK(after - before < 4 * 1024); /* limit 1 MiB + stream buffers, far below 15 MB */
+        CHECK_OK(csn_job_barrier(T));
+        uint8_t *b = malloc(n);
+        for (int i = 0; i < M; i++) {
+            csn_netid from = CSN_NULL_NETID;
+            size_t got;
+            CHECK_OK(csn_rx(T, &from, b, n, &got));
+            CHECK(got == n && from == ids[1]);
+            verify(b, n, 1, 0, (size_t)i);
+        }
+        free(b);
+    }
+}
+
+/* Rank 0 dies (exits 0 without closing); rank 1's pending operations complete with
+ * CSN_PEER_LOST within a few seconds and later ones fail at once. */
+static void mode_peerlost(void)
+{
+    CHECK(size == 2);
+    CHECK_OK(csn_job_barrier(T));
+    if (rank == 0)
+        _exit(0);
+    static uint8_t big[1 << 20], in[16];
+    size_t got;
+    csn_netid id;
+    void *buf;
+    csn_status st;
+    double t0 = now_s();
+    CHECK_OK(csn_rx_nb_from(T, ids[0], in, sizeof in, &got));
+    CHECK_OK(csn_tx_nb(T, ids[0], big, sizeof big)); /* rendezvous: waits for a CTS */
+    for (int i = 0; i < 2; i++) {
+        csn_status r = csn_test(T, CSN_TX | CSN_RX, 10 * 1000 * 1000, &id, &buf, &st);
+        CHECK(r == CSN_TX_READY || r == CSN_RX_READY);
+        CHECK_EQ_STATUS(st, CSN_PEER_LOST);
+    }
+    CHECK(now_s() - t0 < 5.0);
+    csn_netid from = ids[0];
+    CHECK_EQ_STATUS(csn_rx(T, &from, in, sizeof in, &got), CSN_PEER_LOST);
+    CHECK_EQ_STATUS(csn_tx(T, ids[0], big, 10), CSN_PEER_LOST);
+    printf("peerlost: ok in %.2f s\n", now_s() - t0);
+}
+
+static void mode_barrier(void)
+{
+    for (int i = 0; i < 200; i++) {
+        if (i % 50 == rank)
+            usleep(2000);
+        CHECK_OK(csn_job_barrier(T));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_mp exchange|overlap|backpressure|peerlost|barrier\n");
+        return 2;
+    }
+    setup();
+    if (strcmp(argv[1], "exchange") == 0)
+        mode_exchange();
+    else if (strcmp(argv[1], "overlap") == 0)
+        mode_overlap();
+    else if (strcmp(argv[1], "backpressure") == 0)
+        mode_backpressure();
+    else if (strcmp(argv[1], "peerlost") == 0)
+        mode_peerlost();
+    else if (strcmp(argv[1], "barrier") == 0)
+        mode_barrier();
+    else
+        return 2;
+    CHECK_OK(csn_close(&T));
+    free(ids);
+    return 0;
+}
