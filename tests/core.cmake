@@ -7,7 +7,7 @@ set_tests_properties(core_api PROPERTIES TIMEOUT 60 ENVIRONMENT "CSN_LOOKUP_TIME
 add_executable(test_mp core/test_mp.c)
 target_link_libraries(test_mp csn)
 set(CSNRUN ${CMAKE_BINARY_DIR}/tools/csnrun/csnrun)
-foreach(tr unix tcp)
+foreach(tr shm unix tcp)
   add_test(NAME core_mp_exchange_${tr} COMMAND ${CSNRUN} -np 3 $<TARGET_FILE:test_mp> exchange)
   add_test(NAME core_mp_exchange2_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> exchange)
   add_test(NAME core_mp_overlap_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> overlap)
@@ -20,3 +20,8 @@ foreach(tr unix tcp)
   set_tests_properties(core_mp_backpressure_${tr} PROPERTIES TIMEOUT 60
     ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20;CSN_UNEXPECTED_LIMIT=1048576")
 endforeach()
+
+add_test(NAME core_mp_shm_full COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> shmfull)
+set_tests_properties(core_mp_shm_full PROPERTIES TIMEOUT 30
+  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_SHM_RING=1099511627776"
+  PASS_REGULAR_EXPRESSION "cannot allocate .* bytes of shared memory")

@@ -12,6 +12,7 @@
 #include "boot/boot.h"
 #include "core/netid.h"
 #include "wire/frame.h"
+#include "transport/shm/shm.h"
 
 struct csni_proc;
 struct csni_peer;
@@ -72,6 +73,8 @@ struct csni_unex {
     void *data;            /* EAGER: pool buffer of len bytes */
     uint64_t token;        /* RTS: the sender's token */
     struct csni_peer *pp;  /* EAGER/RTS: the sending process */
+    uint64_t raddr;        /* RTS: the sender's buffer, for a pull (0: none) */
+    pid_t pid;             /* RTS with raddr: the sender's pid */
     struct csni_op *txop;  /* SELF: the parked transmit of this process */
     struct csni_op *rxop;  /* EAGER, incomplete: the receive that matched it meanwhile */
 };
@@ -101,10 +104,23 @@ struct csn_transport {
     csn_transport *next_free;      /* graveyard link: closed structures are reused, never freed */
 };
 
+/* ---- how a connection moves bytes: a socket, or shared-memory rings ---- */
+struct csni_link_ops {
+    /* Non-blocking. read: bytes read, 0 at end of stream, -1 with errno (EAGAIN: nothing).
+     * writev: bytes accepted (possibly fewer), -1 with errno (EAGAIN: full). */
+    ssize_t (*read)(struct csni_conn *c, void *buf, size_t n);
+    ssize_t (*writev)(struct csni_conn *c, const struct iovec *iov, int n);
+};
+extern const struct csni_link_ops csni_sock_link;
+extern const struct csni_link_ops csni_shm_link;
+
 /* ---- a connection to another process ---- */
 enum csni_rx_phase { CSNI_RX_HDR = 0, CSNI_RX_PAYLOAD };
 struct csni_conn {
-    int fd;
+    int fd;                        /* the socket: data, or (shm) doorbell and death detector */
+    const struct csni_link_ops *link;
+    struct csni_shm *shm;          /* rings, for shared-memory connections */
+    _Atomic bool tx_pending;       /* frames wait on the send queue (a hint for pollers) */
     struct csni_proc *p;
     struct csni_peer *pp;          /* NULL until HELLO is read (accepted connections) */
     _Atomic bool dead;
@@ -126,7 +142,7 @@ struct csni_conn {
     /* Sending: one writer at a time; held only across non-blocking writev calls. */
     pthread_mutex_t tx_lock;
     struct csni_sendreq *sq_head, *sq_tail;
-    struct csni_conn *next;        /* process's connection list */
+    struct csni_conn *next;        /* process's connection list (insert-only, immutable links) */
 };
 
 /* ---- another process of the job ---- */
@@ -136,6 +152,8 @@ struct csni_peer {
     struct csni_conn *conn;        /* the connection this process sends on (sticky) */
     bool lost;
     int64_t credit;                /* eager bytes we may still send to it */
+    size_t eager_max;              /* largest message sent eagerly to it */
+    pid_t pid;                     /* its pid when it shares our memory (process_vm_readv) */
     struct csni_oplist wait_cts;   /* our transmits waiting for its CTS */
     struct csni_oplist wait_data;  /* our receives waiting for its DATA */
     int64_t owed;                  /* eager credit we owe it */
@@ -186,7 +204,7 @@ struct csni_proc {
     /* Peers and connections. */
     pthread_mutex_t lock;          /* peers list, connection list, pools */
     struct csni_peer *peers;
-    struct csni_conn *conns;
+    struct csni_conn *_Atomic conns;
     int listen_fd, epfd, evfd;
     char addr[256];
     pthread_t progress_thread;
@@ -200,6 +218,14 @@ struct csni_proc {
     struct csni_unex *free_unex;
     void *pool[32];                /* free lists of buffers by power-of-two class */
     _Atomic size_t self_unexpected; /* bytes of unexpected in-process messages held */
+    /* Shared memory. */
+    bool use_shm;
+    bool cma;                      /* process_vm_readv works (cleared at the first refusal) */
+    char shm_dir[256];
+    uint64_t shm_ring;
+    size_t shm_eager;
+    _Atomic int nshm;              /* shared-memory connections (pollers look at their rings) */
+    _Atomic int nconns;
 };
 
 extern struct csni_proc *csni_p;
@@ -208,7 +234,8 @@ extern struct csni_proc *csni_p;
 csn_status csni_proc_get(struct csni_proc **pp); /* initialises on first use */
 csn_transport *csni_tport_find(struct csni_proc *p, uint32_t tid); /* returns with t->lock held */
 csn_status csni_tport_create(struct csni_proc *p, csn_transport **out); /* api.c */
-struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv);
+struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc); /* finds or creates; NULL: no memory */
+struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv); /* and connects */
 void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp);
 void csni_kick_progress(struct csni_proc *p);
 uint64_t csni_now_ns(void);
@@ -231,7 +258,8 @@ struct csni_unex *csni_unex_alloc(struct csni_proc *p);
 void csni_unex_free(struct csni_proc *p, struct csni_unex *u);
 
 /* stream.c: the stream core shared by Unix and TCP */
-struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp);
+struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp,
+                                struct csni_shm *shm);
 /* Writes the frame now if the connection is idle, else queues it (the connection then owns
  * sr until it clears sr->queued). When sr->op is set, writing may complete that op, which
  * takes its transport lock: callers then hold no transport, peer or tx lock. Requests with
@@ -240,6 +268,8 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr);
 void csni_conn_rx(struct csni_conn *c, bool block_lock);          /* reads what is there */
 void csni_conn_flush(struct csni_conn *c, bool block_lock);
 void csni_conn_fail(struct csni_conn *c, const char *why);
+void csni_conn_doorbells(struct csni_conn *c); /* shm: drain the socket's wake-up bytes */
+void csni_conn_poll(struct csni_conn *c);       /* shm: non-blocking look at the rings */
 
 /* wait.c */
 void csni_futex_wake(_Atomic uint32_t *w);

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "core/core.h"
 
@@ -307,7 +308,7 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
         return CSN_OK;
     }
     struct csni_frame f = {.dst = csni_netid_tid(op->peer), .src = t->tid, .len = op->len};
-    if (op->len <= p->eager_max && pp->credit >= match_cost(op->len)) {
+    if (op->len <= pp->eager_max && pp->credit >= match_cost(op->len)) {
         pp->credit -= match_cost(op->len);
         f.type = CSNI_F_EAGER;
         op->sr.payload = op->buf;
@@ -316,6 +317,8 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
         op->token = atomic_fetch_add(&p->next_token, 1);
         f.type = CSNI_F_RTS;
         f.cookie = op->token;
+        if (pp->conn->shm && p->cma)
+            f.cookie2 = (uint64_t)(uintptr_t)op->buf; /* the receiver may pull it */
         op->state = CSNI_ST_WAIT_CTS;
         oplist_push(&pp->wait_cts, op);
         op->sr.payload = NULL;
@@ -340,6 +343,51 @@ void csni_sent(struct csni_op *op, const uint8_t *hdr)
 }
 
 /* ---- receiving: a receive is posted ---- */
+
+/* Copies a rendezvous message straight from the sender's memory (one copy), then tells the
+ * sender it is done. No transport or peer lock held. Returns false when the kernel refuses
+ * (the caller then falls back to CTS and DATA through the connection). */
+static bool match_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token)
+{
+    struct csni_proc *p = csni_p;
+    size_t n = op->msglen < op->len ? op->msglen : op->len, done = 0;
+    csn_status st = CSN_OK;
+    while (done < n) {
+        struct iovec l = {.iov_base = (uint8_t *)op->buf + done, .iov_len = n - done};
+        struct iovec r = {.iov_base = (void *)(uintptr_t)(raddr + done), .iov_len = n - done};
+        ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (got > 0) {
+            done += (size_t)got;
+            continue;
+        }
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && errno == ESRCH) {
+            st = CSN_PEER_LOST;
+            break;
+        }
+        if (got < 0 && (errno == EPERM || errno == ENOSYS))
+            p->cma = false; /* probed: this kernel or policy says no; never try again */
+        return false;
+    }
+    if (st == CSN_OK) {
+        struct csni_peer *pp = op->pp;
+        struct csni_frame f = {.type = CSNI_F_CTS, .aux = CSNI_CTS_PULLED, .len = n,
+                               .cookie = sender_token};
+        csni_frame_encode(&f, op->sr.hdr);
+        op->sr.payload = NULL;
+        op->sr.paylen = 0;
+        op->sr.op = NULL;
+        pthread_mutex_lock(&pp->lock);
+        if (pp->lost)
+            st = CSN_PEER_LOST;
+        else
+            csni_conn_send(pp->conn, &op->sr);
+        pthread_mutex_unlock(&pp->lock);
+    }
+    match_complete_unlocked(op, st);
+    return true;
+}
 
 /* Sends CTS for a matched RTS; op is an rx already marked WAIT_DATA. t->lock held. */
 static void match_send_cts(struct csni_op *op, uint64_t sender_token)
@@ -423,6 +471,18 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
         op->pp = u->pp;
         op->token = atomic_fetch_add(&p->next_token, 1);
         op->state = CSNI_ST_WAIT_DATA;
+        if (u->raddr && p->cma) {
+            pid_t pid = u->pid;
+            uint64_t raddr = u->raddr, token = u->token;
+            pthread_mutex_unlock(&t->lock);
+            csni_unex_free(p, u);
+            if (match_pull(op, pid, raddr, token))
+                return CSN_OK;
+            pthread_mutex_lock(&t->lock);
+            match_send_cts(op, token);
+            pthread_mutex_unlock(&t->lock);
+            return CSN_OK;
+        }
         match_send_cts(op, u->token);
         break;
     }
@@ -496,6 +556,14 @@ static void match_on_message(struct csni_conn *c)
         } else {
             op->token = atomic_fetch_add(&p->next_token, 1);
             match_discard(c, 0);
+            if (f->cookie2 && c->shm && p->cma) {
+                /* Pulled under the device lock, as the seed receives "the remaining
+                 * packets directly to the user's buffer" before unlocking the device. */
+                pthread_mutex_unlock(&t->lock);
+                if (match_pull(op, csni_shm_peer_pid(c), f->cookie2, f->cookie))
+                    return;
+                pthread_mutex_lock(&t->lock);
+            }
             match_send_cts(op, f->cookie);
         }
         pthread_mutex_unlock(&t->lock);
@@ -529,6 +597,10 @@ static void match_on_message(struct csni_conn *c)
     } else {
         u->kind = CSNI_UX_RTS;
         u->token = f->cookie;
+        if (f->cookie2 && c->shm) {
+            u->raddr = f->cookie2;
+            u->pid = csni_shm_peer_pid(c);
+        }
         u->complete = true;
         match_discard(c, 0);
     }
@@ -560,6 +632,11 @@ static void match_on_cts(struct csni_conn *c)
     if (f->aux == CSNI_CTS_GONE) {
         pthread_mutex_unlock(&pp->lock);
         match_complete_unlocked(op, CSN_PEER_LOST);
+        return;
+    }
+    if (f->aux == CSNI_CTS_PULLED && f->len <= op->len) {
+        pthread_mutex_unlock(&pp->lock);
+        match_complete_unlocked(op, CSN_OK); /* the receiver copied it itself */
         return;
     }
     if (f->len > op->len) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,10 +70,14 @@ static void proc_cpus(struct csni_proc *p)
 void csni_conn_add(struct csni_proc *p, struct csni_conn *c)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    /* Insert-only list: readers walk it without a lock from an acquire load of the head. */
     pthread_mutex_lock(&p->lock);
-    c->next = p->conns;
-    p->conns = c;
+    c->next = atomic_load_explicit(&p->conns, memory_order_relaxed);
+    atomic_store_explicit(&p->conns, c, memory_order_release);
     pthread_mutex_unlock(&p->lock);
+    if (c->shm)
+        atomic_fetch_add(&p->nshm, 1);
+    atomic_fetch_add(&p->nconns, 1);
     epoll_ctl(p->epfd, EPOLL_CTL_ADD, c->fd, &ev);
 }
 
@@ -85,7 +90,7 @@ static void proc_accept(struct csni_proc *p)
                 continue;
             return;
         }
-        if (!csni_conn_new(p, fd, NULL))
+        if (!csni_conn_new(p, fd, NULL, NULL))
             close(fd);
     }
 }
@@ -100,11 +105,22 @@ static void proc_handle(struct csni_proc *p, struct epoll_event *ev, bool block)
             return;
     } else {
         struct csni_conn *c = ev->data.ptr;
+        bool pending = atomic_load_explicit(&c->tx_pending, memory_order_relaxed), ring;
+        pthread_mutex_lock(&c->rx_lock);
+        ring = c->shm != NULL;
+        pthread_mutex_unlock(&c->rx_lock);
+        if (ring && (ev->events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
+            csni_conn_doorbells(c);
         if (ev->events & (EPOLLIN | EPOLLERR | EPOLLHUP))
             csni_conn_rx(c, block);
-        if (ev->events & EPOLLOUT)
+        if ((ev->events & EPOLLOUT) || (ring && pending))
             csni_conn_flush(c, block);
     }
+}
+
+static struct csni_conn *proc_conns(struct csni_proc *p)
+{
+    return atomic_load_explicit(&p->conns, memory_order_acquire);
 }
 
 void csni_poll(struct csni_proc *p)
@@ -112,9 +128,54 @@ void csni_poll(struct csni_proc *p)
     struct epoll_event ev[16];
     if (p->epfd < 0)
         return;
+    /* Rings are looked at directly (no system call); the epoll set, for sockets, new
+     * connections and deaths, on every poll when sockets carry data, else every 64th. */
+    if (atomic_load_explicit(&p->nshm, memory_order_relaxed) > 0) {
+        for (struct csni_conn *c = proc_conns(p); c; c = c->next)
+            csni_conn_poll(c);
+        static _Thread_local unsigned proc_polls;
+        if ((++proc_polls & 63) != 0 && atomic_load_explicit(&p->nshm, memory_order_relaxed) ==
+                                             atomic_load_explicit(&p->nconns, memory_order_relaxed))
+            return;
+    }
     int n = epoll_wait(p->epfd, ev, 16, 0);
     for (int i = 0; i < n; i++)
         proc_handle(p, &ev[i], false);
+}
+
+/* Before the progress thread sleeps in epoll: arm every ring's doorbell. True when a ring
+ * turned out to have work (then it must not sleep). */
+static bool proc_arm_rings(struct csni_proc *p)
+{
+    bool work = false;
+    if (atomic_load(&p->nshm) == 0)
+        return false;
+    for (struct csni_conn *c = proc_conns(p); c; c = c->next) {
+        if (pthread_mutex_trylock(&c->rx_lock) != 0) {
+            work = true;
+            continue;
+        }
+        bool ring = c->shm != NULL && !c->dead;
+        pthread_mutex_unlock(&c->rx_lock);
+        if (ring && csni_shm_arm(c, atomic_load(&c->tx_pending))) {
+            csni_conn_rx(c, true);
+            csni_conn_flush(c, true);
+            work = true;
+        }
+    }
+    return work;
+}
+
+static void proc_disarm_rings(struct csni_proc *p)
+{
+    if (atomic_load(&p->nshm) == 0)
+        return;
+    for (struct csni_conn *c = proc_conns(p); c; c = c->next) {
+        pthread_mutex_lock(&c->rx_lock);
+        if (c->shm)
+            csni_shm_disarm(c);
+        pthread_mutex_unlock(&c->rx_lock);
+    }
 }
 
 void csni_kick_progress(struct csni_proc *p)
@@ -141,7 +202,10 @@ static void *proc_progress_main(void *arg)
             atomic_store(&p->bg_parked, false);
             continue;
         }
+        if (proc_arm_rings(p))
+            continue;
         int n = epoll_wait(p->epfd, ev, 64, 1000);
+        proc_disarm_rings(p); /* awake: the senders need not ring while we look */
         for (int i = 0; i < n; i++)
             proc_handle(p, &ev[i], true);
     }
@@ -176,8 +240,14 @@ static csn_status proc_connect(struct csni_proc *p, struct csni_peer *pp)
         strncmp(addr, "tcp:", 4) == 0 ? &csni_tcp_ops : &csni_unix_ops;
     if ((rv = ops->connect(addr, &fd)) != CSN_OK)
         return rv;
+    struct csni_shm *shm = NULL;
+    if (p->use_shm && ops == &csni_unix_ops && (rv = csni_shm_create(p, pp->proc, &shm)) != CSN_OK) {
+        close(fd);
+        return rv;
+    }
     uint8_t hello[CSNI_FRAME_SIZE + CSNI_KEY_BYTES];
     struct csni_frame f = {.type = CSNI_F_HELLO,
+                           .dst = shm ? 1u : 0u,
                            .aux = CSNI_PROTO_VERSION,
                            .len = CSNI_KEY_BYTES,
                            .cookie = (uint64_t)p->me};
@@ -189,21 +259,57 @@ static csn_status proc_connect(struct csni_proc *p, struct csni_peer *pp)
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            close(fd);
-            return CSN_PEER_LOST;
+            rv = CSN_PEER_LOST;
+            goto fail;
         }
         off += (size_t)w;
     }
-    struct csni_conn *c = csni_conn_new(p, fd, pp);
+    struct csni_conn *c = csni_conn_new(p, fd, pp, shm);
     if (!c) {
-        close(fd);
-        return CSN_NO_HEAP;
+        rv = CSN_NO_HEAP;
+        goto fail;
     }
     pthread_mutex_lock(&pp->lock);
+    if (shm) {
+        pp->eager_max = p->shm_eager;
+        /* The peer writes its pid when it maps the segment; needed only for pulls, which
+         * come after it has read our frames, hence after the mapping. */
+        pp->pid = 0;
+    }
     if (!pp->conn)
         pp->conn = c;
     pthread_mutex_unlock(&pp->lock);
     return CSN_OK;
+fail:
+    close(fd);
+    if (shm) {
+        char path[512];
+        csni_shm_path(p, p->me, pp->proc, path, sizeof path);
+        unlink(path);
+        munmap(shm->base, shm->size);
+        free(shm);
+    }
+    return rv;
+}
+
+struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc)
+{
+    struct csni_peer *pp;
+    pthread_mutex_lock(&p->lock);
+    for (pp = p->peers; pp; pp = pp->next)
+        if (pp->proc == proc)
+            break;
+    if (!pp && (pp = calloc(1, sizeof *pp)) != NULL) {
+        pp->proc = proc;
+        pp->credit = p->window;
+        pthread_mutex_init(&pp->lock, NULL);
+        pthread_mutex_init(&pp->conn_lock, NULL);
+        pp->eager_max = p->eager_max;
+        pp->next = p->peers;
+        p->peers = pp;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return pp;
 }
 
 struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
@@ -214,20 +320,7 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
         *rv = CSN_ILLEGAL_NETID;
         return NULL;
     }
-    pthread_mutex_lock(&p->lock);
-    for (pp = p->peers; pp; pp = pp->next)
-        if (pp->proc == proc)
-            break;
-    if (!pp && (pp = calloc(1, sizeof *pp)) != NULL) {
-        pp->proc = proc;
-        pp->credit = p->window;
-        pthread_mutex_init(&pp->lock, NULL);
-        pthread_mutex_init(&pp->conn_lock, NULL);
-        pp->next = p->peers;
-        p->peers = pp;
-    }
-    pthread_mutex_unlock(&p->lock);
-    if (!pp) {
+    if (!(pp = csni_peer_lookup(p, proc))) {
         *rv = CSN_NO_HEAP;
         return NULL;
     }
@@ -306,14 +399,29 @@ static csn_status proc_network(struct csni_proc *p, bool forked)
     csn_status rv;
     char key[32];
     const char *tr = getenv("CSN_TRANSPORT");
-    if (!tr || !*tr || strcmp(tr, "unix") == 0 || strcmp(tr, "shm") == 0) {
+    if (!tr || !*tr || strcmp(tr, "shm") == 0) {
+        p->ops = &csni_unix_ops;
+        p->use_shm = true;
+    } else if (strcmp(tr, "unix") == 0) {
         p->ops = &csni_unix_ops;
     } else if (strcmp(tr, "tcp") == 0) {
         p->ops = &csni_tcp_ops;
     } else {
-        fprintf(stderr, "csn: CSN_TRANSPORT=%s: expected unix or tcp\n", tr);
+        fprintf(stderr, "csn: CSN_TRANSPORT=%s: expected shm, unix or tcp\n", tr);
         return CSN_INVALID_ARGUMENT;
     }
+    const char *dir = getenv("CSN_SHM_DIR");
+    snprintf(p->shm_dir, sizeof p->shm_dir, "%s", dir && *dir ? dir : "/dev/shm");
+    p->shm_ring = proc_env_u64("CSN_SHM_RING", 256u << 10);
+    if (p->shm_ring < 4096 || (p->shm_ring & (p->shm_ring - 1)) != 0) {
+        fprintf(stderr, "csn: CSN_SHM_RING=%llu: expected a power of two >= 4096\n",
+                (unsigned long long)p->shm_ring);
+        return CSN_INVALID_ARGUMENT;
+    }
+    p->shm_eager = proc_env_u64("CSN_SHM_EAGER", 16384);
+    if (p->shm_eager > p->eager_max)
+        p->shm_eager = p->eager_max;
+    p->cma = proc_env_u64("CSN_CMA", 1) != 0;
     if ((rv = proc_key(p)) != CSN_OK)
         return rv;
     if (forked && (rv = csni_names_alloc_proc(&p->me)) != CSN_OK)

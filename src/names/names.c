@@ -1,4 +1,5 @@
-/* names.c: the name-service client (one short connection per request) and the lone process's in-process table. */
+/* names.c: the name-service client (one short connection per request) and the lone process's
+ * in-process table. */
 #include "names/names.h"
 
 #include <errno.h>

@@ -73,7 +73,7 @@ int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max,
     f->cookie2 = frame_get64(in + 32);
     switch (f->type) {
     case CSNI_F_HELLO:
-        if (f->len != CSNI_KEY_BYTES || f->aux != CSNI_PROTO_VERSION) {
+        if (f->len != CSNI_KEY_BYTES || f->aux != CSNI_PROTO_VERSION || f->dst > 1) {
             *why = "bad hello";
             return -1;
         }
@@ -96,7 +96,8 @@ int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max,
         break;
     case CSNI_F_CTS:
     case CSNI_F_DATA:
-        if (f->aux != CSNI_CTS_OK && f->aux != CSNI_CTS_GONE) {
+        if (f->aux != CSNI_CTS_OK && f->aux != CSNI_CTS_GONE &&
+            !(f->aux == CSNI_CTS_PULLED && f->type == CSNI_F_CTS)) {
             *why = "bad rendezvous status";
             return -1;
         }

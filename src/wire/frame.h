@@ -10,11 +10,15 @@
  *   4  u32 dst   transport id in the receiving process (EAGER, RTS)
  *   8  u32 src   transport id in the sending process
  *  12  u32 aux   CTS, DATA: CSNI_CTS_OK or CSNI_CTS_GONE (the other side's transport is
- *                gone; DATA then has no payload); HELLO: protocol version
+ *                gone; DATA then has no payload); CTS only: CSNI_CTS_PULLED (the receiver
+ *                copied len bytes itself with process_vm_readv: the transmit is done);
+ *                HELLO: protocol version
  *  16  u64 len   EAGER/DATA: payload bytes that follow; RTS: message length;
  *                CTS: bytes the receiver wants; CREDIT: bytes returned; HELLO: key bytes that follow
  *  24  u64 cookie   RTS/CTS: the sender's token; DATA: the receiver's token; HELLO: process id
- *  32  u64 cookie2  CTS: the receiver's token
+ *  32  u64 cookie2  CTS: the receiver's token; RTS: the sender's buffer address when the
+ *                   receiver may pull it (shared memory), else 0
+ *  HELLO: dst is 1 when the connecting process created the pair's shared-memory segment
  * Payload follows EAGER, DATA and HELLO headers only. */
 #define CSNI_FRAME_SIZE 40
 #define CSNI_FRAME_MAGIC 0xC5A1u
@@ -32,7 +36,7 @@ enum csni_frame_type {
     CSNI_F_CREDIT,    /* the receiver returns eager credit */
     CSNI_F_TYPE_MAX
 };
-enum { CSNI_CTS_OK = 0, CSNI_CTS_GONE = 1 };
+enum { CSNI_CTS_OK = 0, CSNI_CTS_GONE = 1, CSNI_CTS_PULLED = 2 };
 
 struct csni_frame {
     uint8_t type;

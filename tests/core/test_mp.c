@@ -248,6 +248,26 @@ static void mode_peerlost(void)
     printf("peerlost: ok in %.2f s\n", now_s() - t0);
 }
 
+/* Run with CSN_SHM_RING far beyond /dev/shm: connecting fails with a clear error, no SIGBUS. */
+static void mode_shmfull(void)
+{
+    char b[8] = "x";
+    if (rank == 0) {
+        csn_status st = csn_tx_nb(T, ids[1], b, sizeof b);
+        printf("shmfull: rank %d: %s\n", rank, csn_status_string(st));
+        CHECK(st == CSN_SYSTEM_ERROR || st == CSN_NO_HEAP);
+        csn_netid done;
+        CHECK_OK(csn_lookup_name(&done, "mp.done.1"));
+    } else {
+        /* A rank's names go when it ends: stay until rank 0 surely has looked up ours. */
+        CHECK_OK(csn_register_name(T, "mp.done.1"));
+        sleep(2);
+    }
+    /* No close: its names must stay until the other rank has looked them up. */
+    fflush(stdout);
+    _exit(0);
+}
+
 static void mode_barrier(void)
 {
     for (int i = 0; i < 200; i++) {
@@ -260,7 +280,7 @@ static void mode_barrier(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: test_mp exchange|overlap|backpressure|peerlost|barrier\n");
+        fprintf(stderr, "usage: test_mp exchange|overlap|backpressure|peerlost|barrier|shmfull\n");
         return 2;
     }
     setup();
@@ -274,6 +294,8 @@ int main(int argc, char **argv)
         mode_peerlost();
     else if (strcmp(argv[1], "barrier") == 0)
         mode_barrier();
+    else if (strcmp(argv[1], "shmfull") == 0)
+        mode_shmfull();
     else
         return 2;
     CHECK_OK(csn_close(&T));

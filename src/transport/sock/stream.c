@@ -14,7 +14,24 @@
 #define STREAM_DIRECT 16384u     /* payload remainders this large are read straight in place */
 #define STREAM_BATCH 32          /* frames gathered into one sendmsg */
 
-struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp)
+static ssize_t sock_read(struct csni_conn *c, void *buf, size_t n)
+{
+    return recv(c->fd, buf, n, MSG_DONTWAIT);
+}
+
+static ssize_t sock_writev(struct csni_conn *c, const struct iovec *iov, int n)
+{
+    struct msghdr mh = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
+    return sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT); /* EPIPE, not SIGPIPE */
+}
+
+const struct csni_link_ops csni_sock_link = {
+    .read = sock_read,
+    .writev = sock_writev,
+};
+
+struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp,
+                                struct csni_shm *shm)
 {
     struct csni_conn *c = calloc(1, sizeof *c);
     if (!c)
@@ -26,6 +43,8 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
     c->fd = fd;
     c->p = p;
     c->pp = pp;
+    c->shm = shm;
+    c->link = shm ? &csni_shm_link : &csni_sock_link;
     pthread_mutex_init(&c->rx_lock, NULL);
     pthread_mutex_init(&c->tx_lock, NULL);
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -36,7 +55,8 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
 static void stream_set_out(struct csni_conn *c, bool on)
 {
     struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0u), .data.ptr = c};
-    if (c->epollout == on)
+    atomic_store_explicit(&c->tx_pending, on, memory_order_relaxed);
+    if (c->epollout == on || c->shm) /* a ring has no EPOLLOUT: its reader rings instead */
         return;
     c->epollout = on;
     epoll_ctl(c->p->epfd, EPOLL_CTL_MOD, c->fd, &ev);
@@ -76,8 +96,7 @@ static int stream_flush_locked(struct csni_conn *c, struct csni_op **done, int *
                 iov[n++].iov_len = sr->paylen - off;
             }
         }
-        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-        ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT); /* EPIPE, not SIGPIPE */
+        ssize_t w = c->link->writev(c, iov, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -239,17 +258,66 @@ static void stream_on_hello(struct csni_conn *c)
         csni_conn_fail(c, "hello with an impossible process id");
         return;
     }
-    csn_status rv;
-    struct csni_peer *pp = csni_peer_get(p, (int)c->f.cookie, &rv);
+    struct csni_peer *pp = csni_peer_lookup(p, (int)c->f.cookie);
     if (!pp) {
         csni_conn_fail(c, "no memory for a peer");
         return;
     }
-    c->pp = pp;
+    if (c->f.dst == 1) {
+        /* From now on the socket only rings doorbells: drop what it buffered. */
+        struct csni_shm *shm;
+        if (csni_shm_attach(p, (int)c->f.cookie, &shm) != CSN_OK) {
+            csni_conn_fail(c, "cannot map the shared-memory segment of the connection");
+            return;
+        }
+        c->rpos = c->rend = 0;
+        pthread_mutex_lock(&c->tx_lock);
+        c->shm = shm;
+        c->link = &csni_shm_link;
+        pthread_mutex_unlock(&c->tx_lock);
+        atomic_fetch_add(&p->nshm, 1);
+    }
     pthread_mutex_lock(&pp->lock);
+    c->pp = pp;
+    if (c->shm)
+        pp->pid = csni_shm_peer_pid(c);
+    pp->eager_max = c->shm ? p->shm_eager : p->eager_max;
     if (!pp->conn)
         pp->conn = c; /* the first connection either side made becomes the sending one */
     pthread_mutex_unlock(&pp->lock);
+}
+
+/* A poller's look at a shared-memory connection: read what the ring holds, write what waits. */
+void csni_conn_poll(struct csni_conn *c)
+{
+    if (pthread_mutex_trylock(&c->rx_lock) != 0)
+        return;
+    bool ring = c->shm != NULL && !c->dead;
+    bool more = ring && (c->phase == CSNI_RX_PAYLOAD || csni_shm_readable(c));
+    pthread_mutex_unlock(&c->rx_lock);
+    if (more)
+        csni_conn_rx(c, false);
+    if (ring && atomic_load_explicit(&c->tx_pending, memory_order_relaxed))
+        csni_conn_flush(c, false);
+}
+
+void csni_conn_doorbells(struct csni_conn *c)
+{
+    char b[64];
+    for (;;) {
+        ssize_t r = recv(c->fd, b, sizeof b, MSG_DONTWAIT);
+        if (r > 0)
+            continue;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+            /* The peer is gone, but what it published in the ring before dying is
+             * still ours: a socket delivers its data before the end, so must a ring. */
+            csni_conn_rx(c, true);
+            csni_conn_fail(c, NULL);
+        }
+        return;
+    }
 }
 
 /* Places buffered and then socket bytes for the current payload. Returns 1 when the payload
@@ -270,7 +338,7 @@ static int stream_payload(struct csni_conn *c)
                 continue;
             }
             if (c->want >= STREAM_DIRECT && c->dst) {
-                ssize_t r = recv(c->fd, c->dst, c->want, MSG_DONTWAIT);
+                ssize_t r = c->link->read(c, c->dst, c->want);
                 if (r > 0) {
                     c->dst += r;
                     c->want -= (size_t)r;
@@ -293,7 +361,7 @@ static int stream_payload(struct csni_conn *c)
             return 1;
         }
         c->rpos = c->rend = 0;
-        ssize_t r = recv(c->fd, c->rbuf, STREAM_RBUF, MSG_DONTWAIT);
+        ssize_t r = c->link->read(c, c->rbuf, STREAM_RBUF);
         if (r > 0) {
             c->rend = (size_t)r;
             continue;
@@ -331,7 +399,7 @@ void csni_conn_rx(struct csni_conn *c, bool block_lock)
             memmove(c->rbuf, c->rbuf + c->rpos, c->rend - c->rpos);
             c->rend -= c->rpos;
             c->rpos = 0;
-            ssize_t n = recv(c->fd, c->rbuf + c->rend, STREAM_RBUF - c->rend, MSG_DONTWAIT);
+            ssize_t n = c->link->read(c, c->rbuf + c->rend, STREAM_RBUF - c->rend);
             if (n > 0) {
                 c->rend += (size_t)n;
                 continue;

@@ -1,0 +1,34 @@
+/* shm.h: the shared-memory transport's interface to the stream core and the progress engine. */
+#ifndef CSNI_SHM_H
+#define CSNI_SHM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct csni_proc;
+struct csni_conn;
+struct shm_ring;
+
+/* One pair's segment as seen by one side. head_cache is the producer's copy of the
+ * outbound head (tx_lock), tail_cache the consumer's copy of the inbound tail (rx_lock). */
+struct csni_shm {
+    void *base;
+    size_t size;
+    uint64_t ring_bytes; /* power of two */
+    struct shm_ring *in, *out;
+    int side;
+    uint64_t head_cache, tail_cache;
+};
+
+/* The connecting side creates the pair's segment (both rings), the accepting side maps and
+ * unlinks it. CSN_OK, CSN_NO_HEAP or CSN_SYSTEM_ERROR (a line on stderr says why). */
+csn_status csni_shm_create(struct csni_proc *p, int peer, struct csni_shm **out);
+csn_status csni_shm_attach(struct csni_proc *p, int peer, struct csni_shm **out);
+void csni_shm_path(const struct csni_proc *p, int from, int to, char *out, size_t cap);
+pid_t csni_shm_peer_pid(const struct csni_conn *c);
+bool csni_shm_readable(struct csni_conn *c);
+bool csni_shm_arm(struct csni_conn *c, bool want_space);
+void csni_shm_disarm(struct csni_conn *c);
+
+#endif
