@@ -402,7 +402,9 @@ const char *csn_transport_name(void)
     struct csni_proc *p;
     if (csni_proc_get(&p) != CSN_OK)
         return "none";
-    return p->ops ? p->ops->name : "self";
+    if (!p->ops)
+        return "self";
+    return p->use_shm ? "shm" : p->ops->name;
 }
 
 const char *csn_version(void)

@@ -238,6 +238,8 @@ struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc); /* finds or c
 struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv); /* and connects */
 void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp);
 void csni_kick_progress(struct csni_proc *p);
+bool csni_arm_rings(struct csni_proc *p, bool handle);
+void csni_kick_epoll(struct csni_proc *p);
 uint64_t csni_now_ns(void);
 void csni_conn_add(struct csni_proc *p, struct csni_conn *c);
 

@@ -79,6 +79,16 @@ void csni_conn_add(struct csni_proc *p, struct csni_conn *c)
         atomic_fetch_add(&p->nshm, 1);
     atomic_fetch_add(&p->nconns, 1);
     epoll_ctl(p->epfd, EPOLL_CTL_ADD, c->fd, &ev);
+    if (c->shm)
+        csni_kick_epoll(p);
+}
+
+/* Wakes the progress thread out of epoll_wait, so it arms a ring that appeared meanwhile. */
+void csni_kick_epoll(struct csni_proc *p)
+{
+    uint64_t one = 1;
+    if (write(p->evfd, &one, sizeof one) < 0)
+        return; /* the counter is saturated: a wake-up is pending anyway */
 }
 
 static void proc_accept(struct csni_proc *p)
@@ -143,9 +153,11 @@ void csni_poll(struct csni_proc *p)
         proc_handle(p, &ev[i], false);
 }
 
-/* Before the progress thread sleeps in epoll: arm every ring's doorbell. True when a ring
- * turned out to have work (then it must not sleep). */
-static bool proc_arm_rings(struct csni_proc *p)
+/* Before a thread sleeps: arm every ring's doorbell, so that a peer publishing into it
+ * wakes the progress thread's epoll. True when a ring turned out to have work already (the
+ * caller must then not sleep). The user thread arms too before its own sleep: the progress
+ * thread may sit in an epoll_wait that began before a ring existed. */
+bool csni_arm_rings(struct csni_proc *p, bool handle)
 {
     bool work = false;
     if (atomic_load(&p->nshm) == 0)
@@ -158,8 +170,10 @@ static bool proc_arm_rings(struct csni_proc *p)
         bool ring = c->shm != NULL && !c->dead;
         pthread_mutex_unlock(&c->rx_lock);
         if (ring && csni_shm_arm(c, atomic_load(&c->tx_pending))) {
-            csni_conn_rx(c, true);
-            csni_conn_flush(c, true);
+            if (handle) {
+                csni_conn_rx(c, true);
+                csni_conn_flush(c, true);
+            }
             work = true;
         }
     }
@@ -202,7 +216,7 @@ static void *proc_progress_main(void *arg)
             atomic_store(&p->bg_parked, false);
             continue;
         }
-        if (proc_arm_rings(p))
+        if (csni_arm_rings(p, true))
             continue;
         int n = epoll_wait(p->epfd, ev, 64, 1000);
         proc_disarm_rings(p); /* awake: the senders need not ring while we look */

@@ -103,6 +103,10 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
             atomic_fetch_sub(&t->sleepers, 1);
             return CSN_OK;
         }
+        if (net && csni_arm_rings(p, false)) {
+            atomic_fetch_sub(&t->sleepers, 1);
+            continue; /* a ring has data: read it instead of sleeping */
+        }
         uint64_t nap = deadline - now;
         if (nap > 100000000u)
             nap = 100000000u; /* look again now and then: no lost wake-up can hang us */

@@ -276,6 +276,7 @@ static void stream_on_hello(struct csni_conn *c)
         c->link = &csni_shm_link;
         pthread_mutex_unlock(&c->tx_lock);
         atomic_fetch_add(&p->nshm, 1);
+        csni_kick_epoll(p);
     }
     pthread_mutex_lock(&pp->lock);
     c->pp = pp;
