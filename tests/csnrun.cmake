@@ -1,0 +1,10 @@
+# tests/csnrun.cmake: the launcher: exit statuses, stopping, cleanup, environment, spec files, bad input, remote agents.
+set(CSN_CSNRUN ${CMAKE_BINARY_DIR}/tools/csnrun/csnrun)
+foreach(case exit0 exitcode signal sigint sigterm kill9 launcherkill grandchildren cleanup env spec
+        tag timeout stdin agentkill
+        badinput remote)
+  add_test(NAME csnrun_${case}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/csnrun/cases.sh ${CSN_CSNRUN} ${case}
+                   $<TARGET_FILE:test_names_client>)
+  set_tests_properties(csnrun_${case} PROPERTIES TIMEOUT 60)
+endforeach()

@@ -1,0 +1,112 @@
+/* csnrun.h: the parts of csnrun (launcher, node agent, name service) and what they share. */
+#ifndef CSNRUN_H
+#define CSNRUN_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CSNRUN_VERSION "0.1.0"
+#define CSNRUN_EXIT_USAGE 2
+#define CSNRUN_EXIT_TIMEOUT 124   /* --timeout expired (as timeout(1)) */
+#define CSNRUN_STOP_GRACE_MS 2000 /* SIGTERM, then SIGKILL after this */
+
+/* ---- the job, as parsed from the command line (main.c) ---- */
+struct host {
+    char *name; /* as the user wrote it (the first alias used for this machine) */
+    int slots;  /* 0: unlimited */
+    int local;  /* 1: this machine (one agent is started directly, not through --rsh) */
+    int nranks; /* ranks placed here */
+};
+
+struct rankspec {
+    int host;    /* index into job.hosts */
+    char *prog;  /* as the user wrote it (messages) */
+    char *path;  /* what the agent executes: absolute for local hosts, as written otherwise */
+    char **argv; /* argv[0] = prog, NULL-terminated */
+};
+
+struct job {
+    struct host *hosts;
+    int nhosts;
+    struct rankspec *ranks;
+    int nranks;
+    char **envs; /* "NAME=VALUE" forwarded to every process: CSN_* and -x */
+    int nenvs;
+    const char *rsh; /* --rsh, default "ssh" */
+    int tag_output;
+    int ns_tcp;     /* name service over TCP even for a local job */
+    long timeout_s; /* 0: none */
+};
+
+/* ---- launcher (launch.c) ---- */
+int launch_run(struct job *job); /* returns csnrun's exit status */
+
+/* ---- node agent (agent.c): `csnrun --agent [--agent-fd N]` ---- */
+int agent_main(int rfd, int wfd);
+
+/* ---- name service (nameserver.c) ---- */
+struct ns;
+/* Listens on jobdir/ns (Unix) or, with tcp, on a TCP port of all interfaces, advertised as
+ * tcp:ADVERTISE:PORT. Writes the CSN_NS value into addr. */
+struct ns *ns_create(const char *jobdir, const char *jobkey, int size, int tcp,
+                     const char *advertise, char *addr, size_t cap);
+/* Appends the fds to watch to fds (room for max); returns how many. */
+int ns_pollfds(struct ns *ns, struct pollfd *fds, int max);
+/* Handles the events of the fds that ns_pollfds gave (same order), then expired deadlines. */
+void ns_handle(struct ns *ns, const struct pollfd *fds, int n);
+/* The earliest deadline (monotonic ms) of a connection, or UINT64_MAX. */
+uint64_t ns_next_deadline(const struct ns *ns);
+/* A rank's process ended: its names are dropped. */
+void ns_rank_gone(struct ns *ns, int rank);
+void ns_destroy(struct ns *ns);
+
+/* ---- shared helpers (proto.c) ----
+ * The launcher and each agent talk over a stream (a socketpair for this machine, the
+ * --rsh command's stdin/stdout for another host) in text lines ending in '\n'. Fields are
+ * separated by one space; a field that may hold arbitrary bytes is percent-encoded (every
+ * byte outside 0x21..0x7e, and '%', becomes %XX), an empty field is "%".
+ *
+ * launcher -> agent (the job, then commands):
+ *   JOB <jobid> <jobkey> <ns> <size> <jobdir> <host> <io>
+ *        jobdir: the directory to use, or "-" (the agent creates and removes its own);
+ *        host: the CSN_HOST value; io: "inherit" (ranks write to the agent's stdout and
+ *        stderr) or "forward" (the agent sends their output in OUT lines)
+ *   ENV <NAME=VALUE>            one variable for every rank (after the agent's own environment)
+ *   RANK <rank> <path> <argc> <arg>...   one rank on this host, in rank order
+ *   START                       fork the ranks
+ *   STOP                        stop them: SIGTERM, SIGKILL after 2 s; then report and end
+ * agent -> launcher:
+ *   PID <rank> <pid>            the rank runs
+ *   OUT <rank> <1|2> <bytes>    output of the rank (forward mode)
+ *   EXIT <rank> <pid> exit <code> | EXIT <rank> <pid> signal <signo>
+ *   DONE                        every rank ended and the agent cleaned up; it exits now
+ * An agent whose stream ends (the launcher died) stops its ranks and exits. Its ranks and
+ * their descendants share a process group held by a guardian child that kills the group if
+ * the agent itself dies. */
+struct linebuf {
+    char *buf;
+    size_t len, cap;
+    size_t start; /* consumed prefix */
+};
+/* Reads once from fd. 1: data, 0: EOF, -1: error (errno). EAGAIN/EINTR count as data (none). */
+int linebuf_fill(struct linebuf *lb, int fd);
+/* The next complete line (terminated, '\n' removed), valid until the next call; or NULL. */
+char *linebuf_next(struct linebuf *lb);
+void linebuf_free(struct linebuf *lb);
+
+char *proto_encode(const char *src, size_t n); /* malloc'd; NULL when out of memory */
+long proto_decode(char *s);                    /* in place; the length, or -1 when malformed */
+/* Splits a line into space-separated fields (in place); returns their number (<= max). */
+int proto_split(char *line, char **f, int max);
+int write_all(int fd, const void *buf, size_t n); /* 0, or -1 with errno */
+int proto_sendf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+uint64_t now_ms(void);
+int rm_tree(const char *dir);        /* removes a directory and everything below it */
+void shm_cleanup(const char *jobid); /* unlinks /dev/shm/csn.<jobid>.* */
+void set_cloexec(int fd);
+void set_nonblock(int fd);
+
+#endif

@@ -1,0 +1,252 @@
+/* proto.c: csnrun's line protocol helpers (encoding, line reading) and small system utilities. */
+#include "csnrun.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A line longer than this ends the stream: it is not from a csnrun peer. */
+#define LINE_MAX_BYTES (64u << 20)
+
+int linebuf_fill(struct linebuf *lb, int fd)
+{
+    ssize_t r;
+
+    if (lb->start > 0 && lb->start == lb->len) {
+        lb->start = lb->len = 0;
+    } else if (lb->start > lb->cap / 2) {
+        memmove(lb->buf, lb->buf + lb->start, lb->len - lb->start);
+        lb->len -= lb->start;
+        lb->start = 0;
+    }
+    if (lb->cap - lb->len < 4096) {
+        size_t nc = lb->cap ? 2 * lb->cap : 16384;
+        char *nb;
+
+        if (nc > LINE_MAX_BYTES) {
+            errno = EMSGSIZE;
+            return -1;
+        }
+        nb = realloc(lb->buf, nc);
+        if (nb == NULL)
+            return -1;
+        lb->buf = nb;
+        lb->cap = nc;
+    }
+    r = read(fd, lb->buf + lb->len, lb->cap - lb->len - 1);
+    if (r > 0) {
+        lb->len += (size_t)r;
+        return 1;
+    }
+    if (r == 0)
+        return 0;
+    return (errno == EAGAIN || errno == EINTR) ? 1 : -1;
+}
+
+char *linebuf_next(struct linebuf *lb)
+{
+    char *s, *nl;
+
+    if (lb->buf == NULL || lb->start >= lb->len)
+        return NULL;
+    s = lb->buf + lb->start;
+    nl = memchr(s, '\n', lb->len - lb->start);
+    if (nl == NULL)
+        return NULL;
+    *nl = '\0';
+    lb->start = (size_t)(nl - lb->buf) + 1;
+    return s;
+}
+
+void linebuf_free(struct linebuf *lb)
+{
+    free(lb->buf);
+    memset(lb, 0, sizeof *lb);
+}
+
+char *proto_encode(const char *src, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    char *out = malloc(3 * n + 2), *p = out;
+    size_t i;
+
+    if (out == NULL)
+        return NULL;
+    if (n == 0) {
+        strcpy(out, "%");
+        return out;
+    }
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)src[i];
+        if (c <= 0x20 || c >= 0x7f || c == '%') {
+            *p++ = '%';
+            *p++ = hex[c >> 4];
+            *p++ = hex[c & 15];
+        } else {
+            *p++ = (char)c;
+        }
+    }
+    *p = '\0';
+    return out;
+}
+
+static int proto_hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+long proto_decode(char *s)
+{
+    char *r = s, *w = s;
+
+    if (strcmp(s, "%") == 0) {
+        *s = '\0';
+        return 0;
+    }
+    while (*r) {
+        if (*r == '%') {
+            int hi = proto_hexval(r[1]), lo = hi < 0 ? -1 : proto_hexval(r[2]);
+            if (lo < 0)
+                return -1;
+            *w++ = (char)(hi << 4 | lo);
+            r += 3;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = '\0';
+    return (long)(w - s);
+}
+
+int proto_split(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+
+    while (*p && n < max) {
+        f[n++] = p;
+        p = strchr(p, ' ');
+        if (p == NULL)
+            break;
+        *p++ = '\0';
+    }
+    return n;
+}
+
+int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN) {
+                struct pollfd pf = {.fd = fd, .events = POLLOUT};
+                poll(&pf, 1, 1000);
+                continue;
+            }
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int proto_sendf(int fd, const char *fmt, ...)
+{
+    va_list ap;
+    char small[512], *buf = small;
+    int n, rc;
+
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -1;
+    if ((size_t)n >= sizeof small) {
+        buf = malloc((size_t)n + 1);
+        if (buf == NULL)
+            return -1;
+        va_start(ap, fmt);
+        vsnprintf(buf, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    rc = write_all(fd, buf, (size_t)n);
+    if (buf != small)
+        free(buf);
+    return rc;
+}
+
+uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int proto_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+int rm_tree(const char *dir)
+{
+    return nftw(dir, proto_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void shm_cleanup(const char *jobid)
+{
+    char prefix[128];
+    size_t pl;
+    DIR *d;
+    struct dirent *e;
+    int dfd;
+
+    if (jobid == NULL || *jobid == '\0')
+        return;
+    pl = (size_t)snprintf(prefix, sizeof prefix, "csn.%s.", jobid);
+    if (pl >= sizeof prefix)
+        return;
+    d = opendir("/dev/shm");
+    if (d == NULL)
+        return;
+    dfd = dirfd(d);
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, pl) == 0)
+            unlinkat(dfd, e->d_name, 0);
+    }
+    closedir(d);
+}
+
+void set_cloexec(int fd)
+{
+    fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+}
+
+void set_nonblock(int fd)
+{
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
