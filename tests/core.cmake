@@ -25,3 +25,9 @@ add_test(NAME core_mp_shm_full COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> sh
 set_tests_properties(core_mp_shm_full PROPERTIES TIMEOUT 30
   ENVIRONMENT "CSN_TRANSPORT=shm;CSN_SHM_RING=1099511627776"
   PASS_REGULAR_EXPRESSION "cannot allocate .* bytes of shared memory")
+
+# Ranks that believe they are on different hosts reach each other over TCP (the address
+# after the '|' of the published endpoint), while the default intra-host transport is shm.
+add_test(NAME core_mp_multihost COMMAND ${CSNRUN} -np 3 ${CMAKE_CURRENT_SOURCE_DIR}/core/as_hosts.sh
+         $<TARGET_FILE:test_mp> exchange)
+set_tests_properties(core_mp_multihost PROPERTIES TIMEOUT 60 ENVIRONMENT "CSN_LOOKUP_TIMEOUT=20")

@@ -205,8 +205,8 @@ struct csni_proc {
     pthread_mutex_t lock;          /* peers list, connection list, pools */
     struct csni_peer *peers;
     struct csni_conn *_Atomic conns;
-    int listen_fd, epfd, evfd;
-    char addr[256];
+    int listen_fd, listen_tcp, epfd, evfd; /* listen_tcp: -1 unless the job spans hosts */
+    char addr[600];                /* published endpoint: "ADDR[|tcp:IP:PORT]|h=HOST" */
     pthread_t progress_thread;
     bool progress_running;
     _Atomic int spinners;          /* user threads polling in their spin phase */

@@ -20,6 +20,7 @@ static bool proc_forked; /* this process was forked from one that had loaded the
 
 #define PROC_EV_LISTEN ((uint64_t)1)
 #define PROC_EV_KICK ((uint64_t)2)
+#define PROC_EV_LISTEN_TCP ((uint64_t)3)
 
 uint64_t csni_now_ns(void)
 {
@@ -91,10 +92,10 @@ void csni_kick_epoll(struct csni_proc *p)
         return; /* the counter is saturated: a wake-up is pending anyway */
 }
 
-static void proc_accept(struct csni_proc *p)
+static void proc_accept(struct csni_proc *p, int lfd)
 {
     for (;;) {
-        int fd = accept4(p->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR)
                 continue;
@@ -108,7 +109,9 @@ static void proc_accept(struct csni_proc *p)
 static void proc_handle(struct csni_proc *p, struct epoll_event *ev, bool block)
 {
     if (ev->data.u64 == PROC_EV_LISTEN) {
-        proc_accept(p);
+        proc_accept(p, p->listen_fd);
+    } else if (ev->data.u64 == PROC_EV_LISTEN_TCP) {
+        proc_accept(p, p->listen_tcp);
     } else if (ev->data.u64 == PROC_EV_KICK) {
         uint64_t v;
         if (read(p->evfd, &v, sizeof v) < 0)
@@ -238,6 +241,27 @@ csn_transport *csni_tport_find(struct csni_proc *p, uint32_t tid)
 }
 
 /* ---- peers ---- */
+/* Chooses, in a published endpoint "ADDR[|tcp:IP:PORT]|h=HOST" (split in place), the
+ * address to use: the first (Unix socket, shared memory) when the peer is on our host,
+ * else its TCP address. NULL when none fits. */
+static const char *proc_pick_addr(struct csni_proc *p, char *ep)
+{
+    char *first = ep, *tcp = NULL, *host = NULL;
+    for (char *bar = strchr(ep, '|'); bar; bar = strchr(bar + 1, '|')) {
+        *bar = 0;
+        if (strncmp(bar + 1, "tcp:", 4) == 0)
+            tcp = bar + 1;
+        else if (strncmp(bar + 1, "h=", 2) == 0)
+            host = bar + 3;
+    }
+    bool local = !host || strcmp(host, p->boot.host) == 0;
+    if (local && (strncmp(first, "unix:", 5) != 0 || p->ops == &csni_unix_ops))
+        return first;
+    if (strncmp(first, "tcp:", 4) == 0)
+        return first;
+    return tcp;
+}
+
 static csn_status proc_connect(struct csni_proc *p, struct csni_peer *pp)
 {
     char key[32], addr[512];
@@ -250,9 +274,12 @@ static csn_status proc_connect(struct csni_proc *p, struct csni_peer *pp)
     if ((rv = csni_kv_get(key, wait, addr, sizeof addr)) != CSN_OK)
         return rv == CSN_NOT_FOUND ? (pp->proc < p->boot.size ? CSN_PEER_LOST : CSN_ILLEGAL_NETID)
                                    : rv;
+    const char *use = proc_pick_addr(p, addr);
+    if (!use)
+        return CSN_PEER_LOST;
     const struct csni_transport_ops *ops =
-        strncmp(addr, "tcp:", 4) == 0 ? &csni_tcp_ops : &csni_unix_ops;
-    if ((rv = ops->connect(addr, &fd)) != CSN_OK)
+        strncmp(use, "tcp:", 4) == 0 ? &csni_tcp_ops : &csni_unix_ops;
+    if ((rv = ops->connect(use, &fd)) != CSN_OK)
         return rv;
     struct csni_shm *shm = NULL;
     if (p->use_shm && ops == &csni_unix_ops && (rv = csni_shm_create(p, pp->proc, &shm)) != CSN_OK) {
@@ -387,6 +414,8 @@ static void proc_atfork_child(void)
         close(c->fd);
     if (p->listen_fd >= 0)
         close(p->listen_fd);
+    if (p->listen_tcp >= 0)
+        close(p->listen_tcp);
     if (p->epfd >= 0)
         close(p->epfd);
     if (p->evfd >= 0)
@@ -447,6 +476,20 @@ static csn_status proc_network(struct csni_proc *p, bool forked)
         return rv;
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = PROC_EV_LISTEN};
     epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->listen_fd, &ev);
+    /* A job that spans hosts (the agent sets CSN_ADDR, the address reaching the other
+     * hosts): also listen on TCP there, for the ranks of other hosts. */
+    const char *a = getenv("CSN_ADDR");
+    if (p->ops != &csni_tcp_ops && a && *a) {
+        char tcp[128];
+        if ((rv = csni_tcp_ops.listen(p, &p->listen_tcp, tcp, sizeof tcp)) != CSN_OK)
+            return rv;
+        ev.data.u64 = PROC_EV_LISTEN_TCP;
+        epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->listen_tcp, &ev);
+        size_t n = strlen(p->addr);
+        snprintf(p->addr + n, sizeof p->addr - n, "|%s", tcp);
+    }
+    size_t n = strlen(p->addr);
+    snprintf(p->addr + n, sizeof p->addr - n, "|h=%s", p->boot.host);
     ev.data.u64 = PROC_EV_KICK;
     epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->evfd, &ev);
     snprintf(key, sizeof key, "ep.%d", p->me);
@@ -471,7 +514,7 @@ static csn_status proc_init(struct csni_proc **out)
     csn_status rv;
     if (!p)
         return CSN_NO_HEAP;
-    p->listen_fd = p->epfd = p->evfd = -1;
+    p->listen_fd = p->listen_tcp = p->epfd = p->evfd = -1;
     pthread_rwlock_init(&p->tlock, NULL);
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->barrier_lock, NULL);
@@ -508,6 +551,8 @@ fail:
     }
     if (p->listen_fd >= 0)
         close(p->listen_fd);
+    if (p->listen_tcp >= 0)
+        close(p->listen_tcp);
     if (p->epfd >= 0)
         close(p->epfd);
     if (p->evfd >= 0)
