@@ -654,7 +654,6 @@ static void match_on_cts(struct csni_conn *c)
     op->sr.payload = op->buf;
     op->sr.paylen = f->len;
     op->sr.off = 0;
-    op->state = CSNI_ST_POSTED;
     struct csni_conn *sc = pp->conn;
     pthread_mutex_unlock(&pp->lock);
     csni_conn_send(sc, &op->sr); /* may complete op: no transport or peer lock held */
