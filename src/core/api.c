@@ -150,7 +150,6 @@ csn_status csn_close(csn_transport **tp)
     pthread_mutex_lock(&t->lock);
     t->names = NULL;
     t->nnames = 0;
-    t->cq.head = t->cq.tail = NULL; /* ops stay on the free list below, reused by the next owner */
     pthread_mutex_unlock(&t->lock);
     pthread_rwlock_wrlock(&p->tlock);
     t->next_free = p->graveyard;

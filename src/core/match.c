@@ -824,7 +824,7 @@ void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
 void csni_tport_drain(csn_transport *t)
 {
     struct csni_proc *p = csni_p;
-    struct csni_op *deferred = NULL;
+    struct csni_op *deferred = NULL, *gone = NULL;
 
     /* Readers filling t's buffers switch to discarding. */
     pthread_mutex_lock(&p->lock);
@@ -861,6 +861,8 @@ void csni_tport_drain(csn_transport *t)
                         lists[i]->head = n;
                     if (lists[i]->tail == op)
                         lists[i]->tail = prev;
+                    op->next = gone;
+                    gone = op;
                 } else {
                     prev = op;
                 }
@@ -868,11 +870,47 @@ void csni_tport_drain(csn_transport *t)
         }
         pthread_mutex_unlock(&pp->lock);
     }
+    /* Our transmits parked with other transports of this process point into our caller's
+     * buffers: withdraw them. */
+    pthread_rwlock_rdlock(&p->tlock);
+    for (uint32_t i = 0; i < p->ntports; i++) {
+        csn_transport *d = p->tports[i];
+        if (!d)
+            continue;
+        pthread_mutex_lock(&d->lock);
+        struct csni_unex *up = NULL;
+        for (struct csni_unex *u = d->ux_head, *n; u; u = n) {
+            n = u->next;
+            if (u->kind == CSNI_UX_SELF && u->txop->t == t) {
+                ux_unlink(d, up, u);
+                u->txop->next = gone;
+                gone = u->txop;
+                csni_unex_free(p, u);
+            } else {
+                up = u;
+            }
+        }
+        pthread_mutex_unlock(&d->lock);
+    }
+    pthread_rwlock_unlock(&p->tlock);
     /* Unexpected messages held for t. */
     pthread_mutex_lock(&t->lock);
     struct csni_unex *ux = t->ux_head;
     t->ux_head = t->ux_tail = NULL;
+    /* Every cancelled or unclaimed operation goes back to t's free list (it stays with the
+     * structure, which is reused, never freed). */
+    struct csni_op *lists[2] = {t->posted.head, t->cq.head};
+    for (int i = 0; i < 2; i++)
+        for (struct csni_op *op = lists[i], *n; op; op = n) {
+            n = op->next;
+            csni_op_free(t, op);
+        }
+    for (struct csni_op *op = gone, *n; op; op = n) {
+        n = op->next;
+        csni_op_free(t, op);
+    }
     t->posted.head = t->posted.tail = NULL;
+    t->cq.head = t->cq.tail = NULL;
     pthread_mutex_unlock(&t->lock);
     for (struct csni_unex *u = ux, *n; u; u = n) {
         n = u->next;

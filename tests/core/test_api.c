@@ -223,6 +223,79 @@ static void test_lookup_timeout(void)
     CHECK(now_s() - t0 >= 0.9);
 }
 
+/* Closing a transport cancels its parked transmits and its receivers' view of them. */
+static void test_close_with_pending(void)
+{
+    static char big[1 << 20];
+    csn_transport *a, *b;
+    csn_netid id;
+    void *buf;
+    csn_status st;
+    size_t got;
+    char small[8];
+    CHECK_OK(csn_open(&a));
+    CHECK_OK(csn_open(&b));
+    csn_netid bid = csn_netid_of(b);
+    CHECK_OK(csn_tx_nb(a, bid, big, sizeof big)); /* too big to buffer: parked */
+    CHECK_OK(csn_rx_nb(a, small, sizeof small, &got));
+    CHECK_OK(csn_close(&a));
+    /* b must not find a message from a closed transport pointing into freed memory */
+    CHECK_EQ_STATUS(csn_test(b, CSN_RX, 0, &id, &buf, &st), CSN_TIMEOUT);
+    CHECK_OK(csn_rx_nb(b, small, sizeof small, &got));
+    CHECK_EQ_STATUS(csn_test(b, CSN_RX, 1000, &id, &buf, &st), CSN_TIMEOUT);
+    /* a receiver that closes: the parked transmit towards it completes with PEER_LOST */
+    csn_transport *c;
+    CHECK_OK(csn_open(&a));
+    CHECK_OK(csn_open(&c));
+    csn_netid cid = csn_netid_of(c);
+    CHECK_OK(csn_tx_nb(a, cid, big, sizeof big));
+    CHECK_OK(csn_close(&c));
+    CHECK_EQ_STATUS(csn_test(a, CSN_TX, CSN_FOREVER, &id, &buf, &st), CSN_TX_READY);
+    CHECK(st == CSN_PEER_LOST && buf == big);
+    CHECK_EQ_STATUS(csn_tx_nb(a, cid, big, 1), CSN_ILLEGAL_NETID);
+    CHECK_OK(csn_close(&a));
+    CHECK_OK(csn_close(&b));
+}
+
+/* Many threads, each with its own transport, in one process: a ring of blocking exchanges. */
+#define RING_THREADS 8
+static csn_netid ring_ids[RING_THREADS];
+static csn_transport *ring_t[RING_THREADS];
+
+static void *ring_thread(void *arg)
+{
+    int me = (int)(intptr_t)arg, right = (me + 1) % RING_THREADS;
+    for (int i = 0; i < 2000; i++) {
+        int v = me * 100000 + i, w = -1;
+        size_t got;
+        csn_netid from = ring_ids[(me + RING_THREADS - 1) % RING_THREADS];
+        CHECK_OK(csn_tx_nb(ring_t[me], ring_ids[right], &v, sizeof v));
+        CHECK_OK(csn_rx(ring_t[me], &from, &w, sizeof w, &got));
+        CHECK(w == ((me + RING_THREADS - 1) % RING_THREADS) * 100000 + i);
+        csn_netid id;
+        void *buf;
+        csn_status st;
+        CHECK_EQ_STATUS(csn_test(ring_t[me], CSN_TX, CSN_FOREVER, &id, &buf, &st), CSN_TX_READY);
+        CHECK(buf == &v && st == CSN_OK);
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t th[RING_THREADS];
+    for (int i = 0; i < RING_THREADS; i++) {
+        CHECK_OK(csn_open(&ring_t[i]));
+        ring_ids[i] = csn_netid_of(ring_t[i]);
+    }
+    for (int i = 0; i < RING_THREADS; i++)
+        CHECK(pthread_create(&th[i], NULL, ring_thread, (void *)(intptr_t)i) == 0);
+    for (int i = 0; i < RING_THREADS; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < RING_THREADS; i++)
+        CHECK_OK(csn_close(&ring_t[i]));
+}
+
 static void test_job_helpers(void)
 {
     csn_transport *a;
@@ -242,6 +315,8 @@ int main(void)
     test_one_source();
     test_names();
     test_lookup_timeout();
+    test_close_with_pending();
+    test_threads();
     test_job_helpers();
     return 0;
 }
