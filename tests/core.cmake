@@ -31,3 +31,10 @@ set_tests_properties(core_mp_shm_full PROPERTIES TIMEOUT 30
 add_test(NAME core_mp_multihost COMMAND ${CSNRUN} -np 3 ${CMAKE_CURRENT_SOURCE_DIR}/core/as_hosts.sh
          $<TARGET_FILE:test_mp> exchange)
 set_tests_properties(core_mp_multihost PROPERTIES TIMEOUT 60 ENVIRONMENT "CSN_LOOKUP_TIMEOUT=20")
+
+# Each transport with its own connections instead of the process's shared one.
+foreach(tr shm unix)
+  add_test(NAME core_mp_lanes_${tr} COMMAND ${CSNRUN} -np 3 $<TARGET_FILE:test_mp> exchange)
+  set_tests_properties(core_mp_lanes_${tr} PROPERTIES TIMEOUT 60
+    ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_CONN_PER_TRANSPORT=1;CSN_LOOKUP_TIMEOUT=20")
+endforeach()

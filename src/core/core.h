@@ -102,6 +102,11 @@ struct csn_transport {
     char **names;                  /* registered names, dropped at close */
     size_t nnames;
     csn_transport *next_free;      /* graveyard link: closed structures are reused, never freed */
+    struct csni_lane {             /* CSN_CONN_PER_TRANSPORT: this transport's own connections */
+        int proc;
+        struct csni_conn *conn;
+    } *lanes;
+    unsigned nlanes;
 };
 
 /* ---- how a connection moves bytes: a socket, or shared-memory rings ---- */
@@ -151,9 +156,9 @@ struct csni_peer {
     pthread_mutex_t lock;          /* protects conn choice, lists and credit below */
     struct csni_conn *conn;        /* the connection this process sends on (sticky) */
     bool lost;
+    int nconns;                    /* live connections; it is lost when the last one ends */
     int64_t credit;                /* eager bytes we may still send to it */
     size_t eager_max;              /* largest message sent eagerly to it */
-    pid_t pid;                     /* its pid when it shares our memory (process_vm_readv) */
     struct csni_oplist wait_cts;   /* our transmits waiting for its CTS */
     struct csni_oplist wait_data;  /* our receives waiting for its DATA */
     int64_t owed;                  /* eager credit we owe it */
@@ -236,10 +241,12 @@ csn_transport *csni_tport_find(struct csni_proc *p, uint32_t tid); /* returns wi
 csn_status csni_tport_create(struct csni_proc *p, csn_transport **out); /* api.c */
 struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc); /* finds or creates; NULL: no memory */
 struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv); /* and connects */
+struct csni_conn *csni_send_conn(csn_transport *t, struct csni_peer *pp);
 void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp);
 void csni_kick_progress(struct csni_proc *p);
 bool csni_arm_rings(struct csni_proc *p, bool handle);
 void csni_kick_epoll(struct csni_proc *p);
+void csni_accept_pending(struct csni_proc *p);
 uint64_t csni_now_ns(void);
 void csni_conn_add(struct csni_proc *p, struct csni_conn *c);
 

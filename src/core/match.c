@@ -328,6 +328,8 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
     op->sr.op = op;
     struct csni_conn *c = pp->conn;
     pthread_mutex_unlock(&pp->lock);
+    if (p->conn_per_transport)
+        c = csni_send_conn(t, pp);
     /* Outside the peer lock: writing may complete the op at once. Frames of one thread
      * still leave in call order, which is all per-pair FIFO needs. */
     csni_conn_send(c, &op->sr);

@@ -101,8 +101,34 @@ static void proc_accept(struct csni_proc *p, int lfd)
                 continue;
             return;
         }
-        if (!csni_conn_new(p, fd, NULL, NULL))
+        struct csni_conn *c = csni_conn_new(p, fd, NULL, NULL);
+        if (!c)
             close(fd);
+        else
+            csni_conn_rx(c, false); /* its HELLO (and what follows) is usually there already */
+    }
+}
+
+static struct csni_conn *proc_conns(struct csni_proc *p)
+{
+    return atomic_load_explicit(&p->conns, memory_order_acquire);
+}
+
+/* Takes in every connection waiting in the listen queues, and reads the HELLO of those
+ * accepted but not yet introduced: a dead process's last writes are all in our kernel by
+ * now, so after this every connection it made is known. */
+void csni_accept_pending(struct csni_proc *p)
+{
+    if (p->listen_fd >= 0)
+        proc_accept(p, p->listen_fd);
+    if (p->listen_tcp >= 0)
+        proc_accept(p, p->listen_tcp);
+    for (struct csni_conn *c = proc_conns(p); c; c = c->next) {
+        pthread_mutex_lock(&c->rx_lock);
+        bool unknown = c->pp == NULL && !c->dead;
+        pthread_mutex_unlock(&c->rx_lock);
+        if (unknown)
+            csni_conn_rx(c, true);
     }
 }
 
@@ -129,11 +155,6 @@ static void proc_handle(struct csni_proc *p, struct epoll_event *ev, bool block)
         if ((ev->events & EPOLLOUT) || (ring && pending))
             csni_conn_flush(c, block);
     }
-}
-
-static struct csni_conn *proc_conns(struct csni_proc *p)
-{
-    return atomic_load_explicit(&p->conns, memory_order_acquire);
 }
 
 void csni_poll(struct csni_proc *p)
@@ -262,7 +283,11 @@ static const char *proc_pick_addr(struct csni_proc *p, char *ep)
     return tcp;
 }
 
-static csn_status proc_connect(struct csni_proc *p, struct csni_peer *pp)
+/* Makes a connection to pp: HELLO, and its shared-memory segment when on this host. lane 0
+ * is the connection the process shares among its transports; with CSN_CONN_PER_TRANSPORT a
+ * transport's own connection carries its id as lane. The caller stores *out. */
+static csn_status proc_connect(struct csni_proc *p, struct csni_peer *pp, uint32_t lane,
+                               struct csni_conn **out)
 {
     char key[32], addr[512];
     int fd = -1;
@@ -282,13 +307,15 @@ static csn_status proc_connect(struct csni_proc *p, struct csni_peer *pp)
     if ((rv = ops->connect(use, &fd)) != CSN_OK)
         return rv;
     struct csni_shm *shm = NULL;
-    if (p->use_shm && ops == &csni_unix_ops && (rv = csni_shm_create(p, pp->proc, &shm)) != CSN_OK) {
+    if (p->use_shm && ops == &csni_unix_ops &&
+        (rv = csni_shm_create(p, pp->proc, lane, &shm)) != CSN_OK) {
         close(fd);
         return rv;
     }
     uint8_t hello[CSNI_FRAME_SIZE + CSNI_KEY_BYTES];
     struct csni_frame f = {.type = CSNI_F_HELLO,
                            .dst = shm ? 1u : 0u,
+                           .src = lane,
                            .aux = CSNI_PROTO_VERSION,
                            .len = CSNI_KEY_BYTES,
                            .cookie = (uint64_t)p->me};
@@ -311,21 +338,17 @@ static csn_status proc_connect(struct csni_proc *p, struct csni_peer *pp)
         goto fail;
     }
     pthread_mutex_lock(&pp->lock);
-    if (shm) {
+    pp->nconns++;
+    if (shm)
         pp->eager_max = p->shm_eager;
-        /* The peer writes its pid when it maps the segment; needed only for pulls, which
-         * come after it has read our frames, hence after the mapping. */
-        pp->pid = 0;
-    }
-    if (!pp->conn)
-        pp->conn = c;
     pthread_mutex_unlock(&pp->lock);
+    *out = c;
     return CSN_OK;
 fail:
     close(fd);
     if (shm) {
         char path[512];
-        csni_shm_path(p, p->me, pp->proc, path, sizeof path);
+        csni_shm_path(p, p->me, pp->proc, lane, path, sizeof path);
         unlink(path);
         munmap(shm->base, shm->size);
         free(shm);
@@ -376,7 +399,14 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
     pthread_mutex_lock(&pp->lock);
     ready = pp->conn || pp->lost;
     pthread_mutex_unlock(&pp->lock);
-    csn_status r = ready ? CSN_OK : proc_connect(p, pp);
+    struct csni_conn *c = NULL;
+    csn_status r = ready ? CSN_OK : proc_connect(p, pp, 0, &c);
+    if (c) {
+        pthread_mutex_lock(&pp->lock);
+        if (!pp->conn)
+            pp->conn = c;
+        pthread_mutex_unlock(&pp->lock);
+    }
     pthread_mutex_unlock(&pp->conn_lock);
     if (r == CSN_PEER_LOST) {
         csni_peer_lost(p, pp);
@@ -577,4 +607,33 @@ csn_status csni_proc_get(struct csni_proc **out)
         rv = proc_init(out);
     pthread_mutex_unlock(&proc_init_lock);
     return rv;
+}
+
+/* The connection t sends to pp on: the process's shared one, or, with
+ * CSN_CONN_PER_TRANSPORT=1, one of t's own (made at first use; the seed's alternative of a
+ * device per thread, kept for comparison). NULL when it cannot be made (peer lost). */
+struct csni_conn *csni_send_conn(csn_transport *t, struct csni_peer *pp)
+{
+    struct csni_proc *p = csni_p;
+    struct csni_conn *c = NULL;
+    if (!p->conn_per_transport)
+        return pp->conn;
+    pthread_mutex_lock(&t->lock);
+    for (unsigned i = 0; i < t->nlanes && !c; i++)
+        if (t->lanes[i].proc == pp->proc)
+            c = t->lanes[i].conn;
+    pthread_mutex_unlock(&t->lock);
+    if (c)
+        return c;
+    if (proc_connect(p, pp, t->tid, &c) != CSN_OK)
+        return pp->conn;
+    pthread_mutex_lock(&t->lock);
+    struct csni_lane *l = realloc(t->lanes, (t->nlanes + 1) * sizeof *l);
+    if (l) {
+        t->lanes = l;
+        t->lanes[t->nlanes].proc = pp->proc;
+        t->lanes[t->nlanes++].conn = c;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return c;
 }

@@ -64,9 +64,10 @@ static struct shm_ring *shm_ring_at(void *base, uint64_t ring_bytes, int i)
                                (size_t)i * ((shm_ring_stride(ring_bytes) + 4095u) & ~(size_t)4095u));
 }
 
-void csni_shm_path(const struct csni_proc *p, int from, int to, char *out, size_t cap)
+void csni_shm_path(const struct csni_proc *p, int from, int to, uint32_t lane, char *out,
+                   size_t cap)
 {
-    snprintf(out, cap, "%s/csn.%s.%d.%d", p->shm_dir, p->boot.jobid, from, to);
+    snprintf(out, cap, "%s/csn.%s.%d.%d.%u", p->shm_dir, p->boot.jobid, from, to, lane);
 }
 
 static csn_status shm_map(void *base, uint64_t ring_bytes, int side, struct csni_shm **out)
@@ -84,14 +85,14 @@ static csn_status shm_map(void *base, uint64_t ring_bytes, int side, struct csni
     return CSN_OK;
 }
 
-csn_status csni_shm_create(struct csni_proc *p, int peer, struct csni_shm **out)
+csn_status csni_shm_create(struct csni_proc *p, int peer, uint32_t lane, struct csni_shm **out)
 {
     char path[512];
     uint64_t rb = p->shm_ring;
     size_t size = shm_seg_size(rb);
     void *base;
     int fd, e;
-    csni_shm_path(p, p->me, peer, path, sizeof path);
+    csni_shm_path(p, p->me, peer, lane, path, sizeof path);
     if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
         e = errno;
         fprintf(stderr, "csn[%d]: cannot create shared-memory segment %s: %s\n", p->me, path,
@@ -124,13 +125,13 @@ csn_status csni_shm_create(struct csni_proc *p, int peer, struct csni_shm **out)
     return rv;
 }
 
-csn_status csni_shm_attach(struct csni_proc *p, int peer, struct csni_shm **out)
+csn_status csni_shm_attach(struct csni_proc *p, int peer, uint32_t lane, struct csni_shm **out)
 {
     char path[512];
     struct stat st;
     void *base;
     int fd, e;
-    csni_shm_path(p, peer, p->me, path, sizeof path);
+    csni_shm_path(p, peer, p->me, lane, path, sizeof path);
     if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
         return csni_errno_status(errno);
     unlink(path); /* both sides have it now (the creator keeps its mapping) */

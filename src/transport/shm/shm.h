@@ -23,9 +23,10 @@ struct csni_shm {
 
 /* The connecting side creates the pair's segment (both rings), the accepting side maps and
  * unlinks it. CSN_OK, CSN_NO_HEAP or CSN_SYSTEM_ERROR (a line on stderr says why). */
-csn_status csni_shm_create(struct csni_proc *p, int peer, struct csni_shm **out);
-csn_status csni_shm_attach(struct csni_proc *p, int peer, struct csni_shm **out);
-void csni_shm_path(const struct csni_proc *p, int from, int to, char *out, size_t cap);
+csn_status csni_shm_create(struct csni_proc *p, int peer, uint32_t lane, struct csni_shm **out);
+csn_status csni_shm_attach(struct csni_proc *p, int peer, uint32_t lane, struct csni_shm **out);
+void csni_shm_path(const struct csni_proc *p, int from, int to, uint32_t lane, char *out,
+                   size_t cap);
 pid_t csni_shm_peer_pid(const struct csni_conn *c);
 bool csni_shm_readable(struct csni_conn *c);
 bool csni_shm_arm(struct csni_conn *c, bool want_space);

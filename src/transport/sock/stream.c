@@ -239,8 +239,23 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
      * thread still holding it can never touch someone else's file. */
     shutdown(c->fd, SHUT_RDWR);
     stream_fail_queue(c);
-    if (c->pp)
-        csni_peer_lost(p, c->pp);
+    if (c->pp) {
+        /* Its other connections may still hold what it sent before dying (data ahead of
+         * their end of stream): the peer is lost when the last of them ends. */
+        pthread_mutex_lock(&c->pp->lock);
+        bool last = --c->pp->nconns <= 0;
+        pthread_mutex_unlock(&c->pp->lock);
+        if (last) {
+            /* A connection it made just before dying may still wait in our listen queue,
+             * with a message it counted as sent: take it in before giving up on it. */
+            csni_accept_pending(p);
+            pthread_mutex_lock(&c->pp->lock);
+            last = c->pp->nconns <= 0;
+            pthread_mutex_unlock(&c->pp->lock);
+        }
+        if (last)
+            csni_peer_lost(p, c->pp);
+    }
 }
 
 /* The accepted side's first frame: the peer's process id and the job key. rx_lock held. */
@@ -266,7 +281,7 @@ static void stream_on_hello(struct csni_conn *c)
     if (c->f.dst == 1) {
         /* From now on the socket only rings doorbells: drop what it buffered. */
         struct csni_shm *shm;
-        if (csni_shm_attach(p, (int)c->f.cookie, &shm) != CSN_OK) {
+        if (csni_shm_attach(p, (int)c->f.cookie, c->f.src, &shm) != CSN_OK) {
             csni_conn_fail(c, "cannot map the shared-memory segment of the connection");
             return;
         }
@@ -280,8 +295,7 @@ static void stream_on_hello(struct csni_conn *c)
     }
     pthread_mutex_lock(&pp->lock);
     c->pp = pp;
-    if (c->shm)
-        pp->pid = csni_shm_peer_pid(c);
+    pp->nconns++;
     pp->eager_max = c->shm ? p->shm_eager : p->eager_max;
     if (!pp->conn)
         pp->conn = c; /* the first connection either side made becomes the sending one */
