@@ -2,6 +2,9 @@
 BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
+ifeq ($(CI),true)
+CMAKE_FLAGS += -DCSN_WERROR=ON
+endif
 
 .PHONY: all build run test test-asan test-tsan clean format
 
@@ -19,10 +22,10 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-asan:
-	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DCSN_SANITIZER=address -DCSN_WERROR=ON"
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="$(CMAKE_FLAGS) -DCSN_SANITIZER=address"
 
 test-tsan:
-	$(MAKE) test BUILD=build-tsan CMAKE_FLAGS="-DCSN_SANITIZER=thread -DCSN_WERROR=ON"
+	$(MAKE) test BUILD=build-tsan CMAKE_FLAGS="$(CMAKE_FLAGS) -DCSN_SANITIZER=thread"
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,4 +1,5 @@
-/* csn.h: the public C API of libcsn, the Meiko CSN message-passing interface (CONTRACT.md section 1). */
+/* csn.h: the public C API of libcsn, the Meiko CSN message-passing interface (CONTRACT.md section
+ * 1). */
 #ifndef CSN_H
 #define CSN_H
 

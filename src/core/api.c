@@ -1,4 +1,5 @@
-/* api.c: the public calls: argument checks, transports' life cycle, and the nine CSN calls on top of match.c and wait.c. */
+/* api.c: the public calls: argument checks, transports' life cycle, and the nine CSN calls on top
+ * of match.c and wait.c. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,8 +201,8 @@ csn_status csn_lookup_name(csn_netid *id, const char *name)
 }
 
 /* ---- operations ---- */
-static csn_status api_new_op(csn_transport *t, bool blocking, csn_netid peer, void *buf,
-                             size_t len, size_t *received, struct csni_op **out)
+static csn_status api_new_op(csn_transport *t, bool blocking, csn_netid peer, void *buf, size_t len,
+                             size_t *received, struct csni_op **out)
 {
     struct csni_op *op;
     pthread_mutex_lock(&t->lock);
@@ -286,8 +287,7 @@ csn_status csn_rx_nb(csn_transport *t, void *buf, size_t len, size_t *received)
     return api_rx(t, CSN_NULL_NETID, buf, len, received, false, &op);
 }
 
-csn_status csn_rx_nb_from(csn_transport *t, csn_netid from, void *buf, size_t len,
-                          size_t *received)
+csn_status csn_rx_nb_from(csn_transport *t, csn_netid from, void *buf, size_t len, size_t *received)
 {
     struct csni_op *op;
     return api_rx(t, from, buf, len, received, false, &op);

@@ -25,9 +25,9 @@ struct csni_sendreq {
     uint8_t hdr[CSNI_FRAME_SIZE];
     const void *payload;
     size_t paylen;
-    size_t off;            /* bytes of header+payload already written */
-    struct csni_op *op;    /* the op to advance when the frame is written, or NULL */
-    bool heap;             /* malloc'd by the library: freed once written */
+    size_t off;         /* bytes of header+payload already written */
+    struct csni_op *op; /* the op to advance when the frame is written, or NULL */
+    bool heap;          /* malloc'd by the library: freed once written */
     /* True while the request sits on a connection's queue: the connection owns it. The
      * writer clears it (release) as its very last access, so an owner that sees it false
      * (acquire) may reuse the memory. */
@@ -46,19 +46,19 @@ enum csni_op_state {
 };
 
 struct csni_op {
-    struct csni_op *next;  /* link on exactly one list: posted, peer wait list, cq, free list */
+    struct csni_op *next; /* link on exactly one list: posted, peer wait list, cq, free list */
     csn_transport *t;
     uint8_t kind;
     uint8_t state;
-    bool blocking;         /* completion is for the blocking caller, never put on the cq */
-    csn_status status;     /* CSN_OK, CSN_OVERRUN or CSN_PEER_LOST when done */
-    csn_netid peer;        /* tx: destination; rx: source filter (CSN_NULL_NETID = any), then sender */
+    bool blocking;     /* completion is for the blocking caller, never put on the cq */
+    csn_status status; /* CSN_OK, CSN_OVERRUN or CSN_PEER_LOST when done */
+    csn_netid peer;    /* tx: destination; rx: source filter (CSN_NULL_NETID = any), then sender */
     void *buf;
     size_t len;
-    size_t *received;      /* rx: where the delivered length is written (may be NULL) */
-    size_t msglen;         /* rx: length of the matched message */
-    uint64_t token;        /* rendezvous token, unique within the process */
-    struct csni_peer *pp;  /* the remote process involved, if any */
+    size_t *received;       /* rx: where the delivered length is written (may be NULL) */
+    size_t msglen;          /* rx: length of the matched message */
+    uint64_t token;         /* rendezvous token, unique within the process */
+    struct csni_peer *pp;   /* the remote process involved, if any */
     struct csni_sendreq sr; /* tx: EAGER/RTS then DATA; rx: CTS */
 };
 
@@ -67,16 +67,16 @@ enum csni_unex_kind { CSNI_UX_EAGER = 1, CSNI_UX_RTS, CSNI_UX_SELF };
 struct csni_unex {
     struct csni_unex *next;
     uint8_t kind;
-    bool complete;         /* EAGER: the whole payload is in data */
+    bool complete; /* EAGER: the whole payload is in data */
     csn_netid src;
-    size_t len;            /* message length */
-    void *data;            /* EAGER: pool buffer of len bytes */
-    uint64_t token;        /* RTS: the sender's token */
-    struct csni_peer *pp;  /* EAGER/RTS: the sending process */
-    uint64_t raddr;        /* RTS: the sender's buffer, for a pull (0: none) */
-    pid_t pid;             /* RTS with raddr: the sender's pid */
-    struct csni_op *txop;  /* SELF: the parked transmit of this process */
-    struct csni_op *rxop;  /* EAGER, incomplete: the receive that matched it meanwhile */
+    size_t len;           /* message length */
+    void *data;           /* EAGER: pool buffer of len bytes */
+    uint64_t token;       /* RTS: the sender's token */
+    struct csni_peer *pp; /* EAGER/RTS: the sending process */
+    uint64_t raddr;       /* RTS: the sender's buffer, for a pull (0: none) */
+    pid_t pid;            /* RTS with raddr: the sender's pid */
+    struct csni_op *txop; /* SELF: the parked transmit of this process */
+    struct csni_op *rxop; /* EAGER, incomplete: the receive that matched it meanwhile */
 };
 
 /* ---- a transport (endpoint): the CSN "Transport" ---- */
@@ -91,21 +91,21 @@ struct csn_transport {
     _Atomic uint32_t magic;
     uint32_t tid;
     csn_netid id;
-    pthread_mutex_t lock;          /* protects everything below */
-    struct csni_oplist posted;     /* receives in posting order */
+    pthread_mutex_t lock;      /* protects everything below */
+    struct csni_oplist posted; /* receives in posting order */
     struct csni_unex *ux_head, *ux_tail;
-    struct csni_oplist cq;         /* completed non-blocking operations, oldest first */
-    _Atomic uint32_t wake_seq;     /* futex word: bumped at every completion */
-    _Atomic int sleepers;          /* threads asleep on wake_seq */
-    unsigned nops;                 /* outstanding operations (CSN_BUSY bound) */
+    struct csni_oplist cq;     /* completed non-blocking operations, oldest first */
+    _Atomic uint32_t wake_seq; /* futex word: bumped at every completion */
+    _Atomic int sleepers;      /* threads asleep on wake_seq */
+    unsigned nops;             /* outstanding operations (CSN_BUSY bound) */
     struct csni_op *free_ops;
-    char **names;                  /* registered names, dropped at close */
+    char **names; /* registered names, dropped at close */
     size_t nnames;
-    csn_transport *next_free;      /* graveyard link: closed structures are reused, never freed */
-    struct csni_lane {             /* CSN_CONN_PER_TRANSPORT: this transport's own connections */
+    csn_transport *next_free; /* graveyard link: closed structures are reused, never freed */
+    struct csni_lane {        /* CSN_CONN_PER_TRANSPORT: this transport's own connections */
         int proc;
         struct csni_conn *conn;
-    } *lanes;
+    } * lanes;
     unsigned nlanes;
 };
 
@@ -122,39 +122,39 @@ extern const struct csni_link_ops csni_shm_link;
 /* ---- a connection to another process ---- */
 enum csni_rx_phase { CSNI_RX_HDR = 0, CSNI_RX_PAYLOAD };
 struct csni_conn {
-    int fd;                        /* the socket: data, or (shm) doorbell and death detector */
+    int fd; /* the socket: data, or (shm) doorbell and death detector */
     const struct csni_link_ops *link;
-    struct csni_shm *shm;          /* rings, for shared-memory connections */
-    _Atomic bool tx_pending;       /* frames wait on the send queue (a hint for pollers) */
+    struct csni_shm *shm;    /* rings, for shared-memory connections */
+    _Atomic bool tx_pending; /* frames wait on the send queue (a hint for pollers) */
     struct csni_proc *p;
-    struct csni_peer *pp;          /* NULL until HELLO is read (accepted connections) */
+    struct csni_peer *pp; /* NULL until HELLO is read (accepted connections) */
     _Atomic bool dead;
-    bool epollout;                 /* EPOLLOUT is registered */
+    bool epollout; /* EPOLLOUT is registered */
     /* Receiving: one reader at a time (the "device lock" of seed 002). Held only across
      * non-blocking recv calls, never while sleeping. */
     pthread_mutex_t rx_lock;
-    uint8_t *rbuf;                 /* staging buffer: small frames arrive here in batches */
+    uint8_t *rbuf; /* staging buffer: small frames arrive here in batches */
     size_t rpos, rend;
     enum csni_rx_phase phase;
-    struct csni_frame f;           /* header being served */
-    uint8_t *dst;                  /* payload destination, NULL to discard */
-    size_t want;                   /* payload bytes still to place in dst */
-    size_t discard;                /* payload bytes to drop after that */
-    struct csni_op *rxop;          /* receive being filled, or NULL */
-    struct csni_unex *rxux;        /* unexpected record being filled, or NULL */
-    csn_transport *rxt;            /* transport of rxop/rxux */
-    uint8_t key[CSNI_KEY_BYTES];   /* HELLO payload being read */
+    struct csni_frame f;         /* header being served */
+    uint8_t *dst;                /* payload destination, NULL to discard */
+    size_t want;                 /* payload bytes still to place in dst */
+    size_t discard;              /* payload bytes to drop after that */
+    struct csni_op *rxop;        /* receive being filled, or NULL */
+    struct csni_unex *rxux;      /* unexpected record being filled, or NULL */
+    csn_transport *rxt;          /* transport of rxop/rxux */
+    uint8_t key[CSNI_KEY_BYTES]; /* HELLO payload being read */
     /* Sending: one writer at a time; held only across non-blocking writev calls. */
     pthread_mutex_t tx_lock;
     struct csni_sendreq *sq_head, *sq_tail;
-    struct csni_conn *next;        /* process's connection list (insert-only, immutable links) */
+    struct csni_conn *next; /* process's connection list (insert-only, immutable links) */
 };
 
 /* ---- another process of the job ---- */
 struct csni_peer {
     int proc;
-    pthread_mutex_t lock;          /* protects conn choice, lists and credit below */
-    struct csni_conn *conn;        /* the connection this process sends on (sticky) */
+    pthread_mutex_t lock;   /* protects conn choice, lists and credit below */
+    struct csni_conn *conn; /* the connection this process sends on (sticky) */
     bool lost;
     int nconns;                    /* live connections; it is lost when the last one ends */
     int64_t credit;                /* eager bytes we may still send to it */
@@ -185,8 +185,8 @@ extern const struct csni_transport_ops csni_tcp_ops;
 /* ---- the process ---- */
 struct csni_proc {
     struct csni_boot boot;
-    int me;                        /* job process id (the rank, or an id from PROC after fork) */
-    bool forked;                   /* a process forked by a rank */
+    int me;      /* job process id (the rank, or an id from PROC after fork) */
+    bool forked; /* a process forked by a rank */
     pid_t pid;
     const struct csni_transport_ops *ops;
     uint8_t key[CSNI_KEY_BYTES];
@@ -194,7 +194,7 @@ struct csni_proc {
     uint64_t lookup_timeout_ms;
     size_t eager_max;
     size_t unexpected_limit;
-    int64_t window;                /* eager credit granted to each peer process */
+    int64_t window; /* eager credit granted to each peer process */
     unsigned max_ops;
     uint64_t spin_ns;
     bool conn_per_transport;
@@ -203,43 +203,44 @@ struct csni_proc {
     csn_transport **tports;
     uint32_t ntports, captports;
     csn_transport *graveyard;
-    csn_transport *sys;            /* hidden transport (id CSNI_SYS_TPORT) for the barrier */
+    csn_transport *sys; /* hidden transport (id CSNI_SYS_TPORT) for the barrier */
     pthread_mutex_t barrier_lock;
     uint64_t barrier_gen;
     /* Peers and connections. */
-    pthread_mutex_t lock;          /* peers list, connection list, pools */
+    pthread_mutex_t lock; /* peers list, connection list, pools */
     struct csni_peer *peers;
     struct csni_conn *_Atomic conns;
     int listen_fd, listen_tcp, epfd, evfd; /* listen_tcp: -1 unless the job spans hosts */
-    char addr[600];                /* published endpoint: "ADDR[|tcp:IP:PORT]|h=HOST" */
+    char addr[600];                        /* published endpoint: "ADDR[|tcp:IP:PORT]|h=HOST" */
     pthread_t progress_thread;
     bool progress_running;
-    _Atomic int spinners;          /* user threads polling in their spin phase */
-    _Atomic uint32_t bg_word;      /* futex word the progress thread parks on */
+    _Atomic int spinners;     /* user threads polling in their spin phase */
+    _Atomic uint32_t bg_word; /* futex word the progress thread parks on */
     _Atomic bool bg_parked;
     _Atomic bool stopping;
     _Atomic uint64_t next_token;
     /* Unexpected-message storage. */
     struct csni_unex *free_unex;
-    void *pool[32];                /* free lists of buffers by power-of-two class */
+    void *pool[32];                 /* free lists of buffers by power-of-two class */
     _Atomic size_t self_unexpected; /* bytes of unexpected in-process messages held */
     /* Shared memory. */
     bool use_shm;
-    bool cma;                      /* process_vm_readv works (cleared at the first refusal) */
+    bool cma; /* process_vm_readv works (cleared at the first refusal) */
     char shm_dir[256];
     uint64_t shm_ring;
     size_t shm_eager;
-    _Atomic int nshm;              /* shared-memory connections (pollers look at their rings) */
+    _Atomic int nshm; /* shared-memory connections (pollers look at their rings) */
     _Atomic int nconns;
 };
 
 extern struct csni_proc *csni_p;
 
 /* proc.c */
-csn_status csni_proc_get(struct csni_proc **pp); /* initialises on first use */
+csn_status csni_proc_get(struct csni_proc **pp);                   /* initialises on first use */
 csn_transport *csni_tport_find(struct csni_proc *p, uint32_t tid); /* returns with t->lock held */
 csn_status csni_tport_create(struct csni_proc *p, csn_transport **out); /* api.c */
-struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc); /* finds or creates; NULL: no memory */
+struct csni_peer *csni_peer_lookup(struct csni_proc *p,
+                                   int proc); /* finds or creates; NULL: no memory */
 struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv); /* and connects */
 struct csni_conn *csni_send_conn(csn_transport *t, struct csni_peer *pp);
 void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp);
@@ -256,11 +257,11 @@ struct csni_op *csni_op_alloc(csn_transport *t);                         /* t->l
 void csni_op_free(csn_transport *t, struct csni_op *op);                 /* t->lock held */
 csn_status csni_post_tx(csn_transport *t, struct csni_op *op);
 csn_status csni_post_rx(csn_transport *t, struct csni_op *op);
-void csni_on_frame(struct csni_conn *c);     /* header in c->f; sets up payload placement */
+void csni_on_frame(struct csni_conn *c); /* header in c->f; sets up payload placement */
 void csni_on_payload_done(struct csni_conn *c);
 void csni_return_credit(struct csni_peer *pp, int64_t bytes);
 void csni_sent(struct csni_op *op, const uint8_t *hdr); /* a tx frame is fully written */
-void csni_tport_drain(csn_transport *t);     /* at close: cancel everything */
+void csni_tport_drain(csn_transport *t);                /* at close: cancel everything */
 void *csni_pool_get(struct csni_proc *p, size_t len);
 void csni_pool_put(struct csni_proc *p, void *buf, size_t len);
 struct csni_unex *csni_unex_alloc(struct csni_proc *p);
@@ -274,11 +275,11 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
  * takes its transport lock: callers then hold no transport, peer or tx lock. Requests with
  * no op (CTS, CREDIT) may be sent under transport and peer locks. */
 void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr);
-void csni_conn_rx(struct csni_conn *c, bool block_lock);          /* reads what is there */
+void csni_conn_rx(struct csni_conn *c, bool block_lock); /* reads what is there */
 void csni_conn_flush(struct csni_conn *c, bool block_lock);
 void csni_conn_fail(struct csni_conn *c, const char *why);
 void csni_conn_doorbells(struct csni_conn *c); /* shm: drain the socket's wake-up bytes */
-void csni_conn_poll(struct csni_conn *c);       /* shm: non-blocking look at the rings */
+void csni_conn_poll(struct csni_conn *c);      /* shm: non-blocking look at the rings */
 
 /* wait.c */
 void csni_futex_wake(_Atomic uint32_t *w);

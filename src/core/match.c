@@ -374,8 +374,8 @@ static bool match_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t s
     }
     if (st == CSN_OK) {
         struct csni_peer *pp = op->pp;
-        struct csni_frame f = {.type = CSNI_F_CTS, .aux = CSNI_CTS_PULLED, .len = n,
-                               .cookie = sender_token};
+        struct csni_frame f = {
+            .type = CSNI_F_CTS, .aux = CSNI_CTS_PULLED, .len = n, .cookie = sender_token};
         csni_frame_encode(&f, op->sr.hdr);
         op->sr.payload = NULL;
         op->sr.paylen = 0;
@@ -647,7 +647,8 @@ static void match_on_cts(struct csni_conn *c)
         csni_conn_fail(c, "clear-to-send asks for more than the message");
         return;
     }
-    struct csni_frame g = {.type = CSNI_F_DATA, .aux = CSNI_CTS_OK, .len = f->len, .cookie = f->cookie2};
+    struct csni_frame g = {
+        .type = CSNI_F_DATA, .aux = CSNI_CTS_OK, .len = f->len, .cookie = f->cookie2};
     /* The RTS's last byte left before this CTS could exist, but its writer may not have
      * let go of the request yet: wait for that (a few instructions) before reusing it. */
     while (atomic_load_explicit(&op->sr.queued, memory_order_acquire))

@@ -1,4 +1,5 @@
-/* proc.c: the per-process state: start-up, tunables, transport table, peers, the progress thread, fork. */
+/* proc.c: the per-process state: start-up, tunables, transport table, peers, the progress thread,
+ * fork. */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -169,7 +170,7 @@ void csni_poll(struct csni_proc *p)
             csni_conn_poll(c);
         static _Thread_local unsigned proc_polls;
         if ((++proc_polls & 63) != 0 && atomic_load_explicit(&p->nshm, memory_order_relaxed) ==
-                                             atomic_load_explicit(&p->nconns, memory_order_relaxed))
+                                            atomic_load_explicit(&p->nconns, memory_order_relaxed))
             return;
     }
     int n = epoll_wait(p->epfd, ev, 16, 0);
@@ -417,7 +418,6 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
     return pp;
 }
 
-
 /* ---- start-up ---- */
 static void proc_atfork_prepare(void)
 {
@@ -593,8 +593,8 @@ fail:
 
 csn_status csni_proc_get(struct csni_proc **out)
 {
-    struct csni_proc *p = atomic_load_explicit((_Atomic(struct csni_proc *) *)&csni_p,
-                                               memory_order_acquire);
+    struct csni_proc *p =
+        atomic_load_explicit((_Atomic(struct csni_proc *) *)&csni_p, memory_order_acquire);
     csn_status rv = CSN_OK;
     if (p) {
         *out = p;

@@ -49,8 +49,8 @@ void csni_frame_encode(const struct csni_frame *f, uint8_t out[CSNI_FRAME_SIZE])
     frame_put64(out + 32, f->cookie2);
 }
 
-int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max,
-                      struct csni_frame *f, const char **why)
+int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, struct csni_frame *f,
+                      const char **why)
 {
     if (frame_get16(in) != CSNI_FRAME_MAGIC) {
         *why = "bad magic";

@@ -1,4 +1,5 @@
-/* frame.h: the frame header every message and control record carries on a connection (one place: encode, decode, validate). */
+/* frame.h: the frame header every message and control record carries on a connection (one place:
+ * encode, decode, validate). */
 #ifndef CSNI_FRAME_H
 #define CSNI_FRAME_H
 
@@ -14,12 +15,11 @@
  *                copied len bytes itself with process_vm_readv: the transmit is done);
  *                HELLO: protocol version
  *  16  u64 len   EAGER/DATA: payload bytes that follow; RTS: message length;
- *                CTS: bytes the receiver wants; CREDIT: bytes returned; HELLO: key bytes that follow
- *  24  u64 cookie   RTS/CTS: the sender's token; DATA: the receiver's token; HELLO: process id
- *  32  u64 cookie2  CTS: the receiver's token; RTS: the sender's buffer address when the
- *                   receiver may pull it (shared memory), else 0
- *  HELLO: dst is 1 when the connecting process created the pair's shared-memory segment
- * Payload follows EAGER, DATA and HELLO headers only. */
+ *                CTS: bytes the receiver wants; CREDIT: bytes returned; HELLO: key bytes that
+ * follow 24  u64 cookie   RTS/CTS: the sender's token; DATA: the receiver's token; HELLO: process
+ * id 32  u64 cookie2  CTS: the receiver's token; RTS: the sender's buffer address when the receiver
+ * may pull it (shared memory), else 0 HELLO: dst is 1 when the connecting process created the
+ * pair's shared-memory segment Payload follows EAGER, DATA and HELLO headers only. */
 #define CSNI_FRAME_SIZE 40
 #define CSNI_FRAME_MAGIC 0xC5A1u
 #define CSNI_PROTO_VERSION 1u
@@ -48,7 +48,7 @@ void csni_frame_encode(const struct csni_frame *f, uint8_t out[CSNI_FRAME_SIZE])
 
 /* Decodes and validates. eager_max bounds EAGER payloads. Returns 0, or -1 with *why set to a
  * static description of what is wrong (the connection is then dropped). */
-int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max,
-                      struct csni_frame *f, const char **why);
+int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, struct csni_frame *f,
+                      const char **why);
 
 #endif

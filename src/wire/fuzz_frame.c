@@ -1,4 +1,5 @@
-/* fuzz_frame.c: libFuzzer target for the frame decoder: any 40 bytes decode or are refused, never crash, and what decodes re-encodes to the same bytes. */
+/* fuzz_frame.c: libFuzzer target for the frame decoder: any 40 bytes decode or are refused, never
+ * crash, and what decodes re-encodes to the same bytes. */
 #include <stdint.h>
 #include <string.h>
 

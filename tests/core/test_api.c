@@ -1,4 +1,5 @@
-/* test_api.c: the CSN calls' semantics inside one process (a job of size 1): transports talking to each other. */
+/* test_api.c: the CSN calls' semantics inside one process (a job of size 1): transports talking to
+ * each other. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,7 +19,8 @@ static double now_s(void)
 static void test_status_strings(void)
 {
     for (int s = CSN_OK; s <= CSN_SYSTEM_ERROR; s++)
-        CHECK(csn_status_string((csn_status)s) && strcmp(csn_status_string((csn_status)s), "unknown status") != 0);
+        CHECK(csn_status_string((csn_status)s) &&
+              strcmp(csn_status_string((csn_status)s), "unknown status") != 0);
     CHECK(strcmp(csn_status_string((csn_status)999), "unknown status") == 0);
 }
 

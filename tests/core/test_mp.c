@@ -1,4 +1,5 @@
-/* test_mp.c: multi-process semantics under csnrun: exchange, FIFO, any/one source, overrun, overlap, back-pressure, peer loss, barrier. */
+/* test_mp.c: multi-process semantics under csnrun: exchange, FIFO, any/one source, overrun,
+ * overlap, back-pressure, peer loss, barrier. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
-/* test_frame.c: the frame header: round trips, and every kind of corrupt header refused with a reason; plus a random sweep. */
+/* test_frame.c: the frame header: round trips, and every kind of corrupt header refused with a
+ * reason; plus a random sweep. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,29 +35,38 @@ int main(void)
 {
     roundtrip((struct csni_frame){.type = CSNI_F_EAGER, .dst = 2, .src = 3, .len = 65536});
     roundtrip((struct csni_frame){.type = CSNI_F_EAGER, .dst = 0xffffffffu, .src = 1, .len = 0});
-    roundtrip((struct csni_frame){.type = CSNI_F_RTS, .dst = 5, .src = 9, .len = (1ull << 48),
-                                  .cookie = 0x123456789abcdefull, .cookie2 = 0x7fff0000ull});
-    roundtrip((struct csni_frame){.type = CSNI_F_CTS, .aux = CSNI_CTS_PULLED, .len = 7, .cookie = 1,
-                                  .cookie2 = 2});
+    roundtrip((struct csni_frame){.type = CSNI_F_RTS,
+                                  .dst = 5,
+                                  .src = 9,
+                                  .len = (1ull << 48),
+                                  .cookie = 0x123456789abcdefull,
+                                  .cookie2 = 0x7fff0000ull});
+    roundtrip((struct csni_frame){
+        .type = CSNI_F_CTS, .aux = CSNI_CTS_PULLED, .len = 7, .cookie = 1, .cookie2 = 2});
     roundtrip((struct csni_frame){.type = CSNI_F_DATA, .aux = CSNI_CTS_GONE, .cookie = 3});
     roundtrip((struct csni_frame){.type = CSNI_F_CREDIT, .len = 1u << 20});
-    roundtrip((struct csni_frame){.type = CSNI_F_HELLO, .dst = 1, .aux = CSNI_PROTO_VERSION,
-                                  .len = CSNI_KEY_BYTES, .cookie = 17});
+    roundtrip((struct csni_frame){.type = CSNI_F_HELLO,
+                                  .dst = 1,
+                                  .aux = CSNI_PROTO_VERSION,
+                                  .len = CSNI_KEY_BYTES,
+                                  .cookie = 17});
     struct csni_frame e = {.type = CSNI_F_EAGER, .dst = 2, .src = 3, .len = 10};
-    refused(e, 0, 0x00);                                             /* magic */
-    refused(e, 2, 0);                                                /* type 0 */
-    refused(e, 2, CSNI_F_TYPE_MAX);                                  /* unknown type */
-    refused(e, 3, 1);                                                /* flags */
+    refused(e, 0, 0x00);            /* magic */
+    refused(e, 2, 0);               /* type 0 */
+    refused(e, 2, CSNI_F_TYPE_MAX); /* unknown type */
+    refused(e, 3, 1);               /* flags */
     refused((struct csni_frame){.type = CSNI_F_EAGER, .dst = 2, .src = 3, .len = 65537}, -1, 0);
     refused((struct csni_frame){.type = CSNI_F_EAGER, .dst = 0, .src = 3}, -1, 0);
     refused((struct csni_frame){.type = CSNI_F_RTS, .dst = 1, .src = 0, .len = 5}, -1, 0);
-    refused((struct csni_frame){.type = CSNI_F_RTS, .dst = 1, .src = 1, .len = (1ull << 48) + 1}, -1, 0);
+    refused((struct csni_frame){.type = CSNI_F_RTS, .dst = 1, .src = 1, .len = (1ull << 48) + 1},
+            -1, 0);
     refused((struct csni_frame){.type = CSNI_F_CTS, .aux = 9}, -1, 0);
     refused((struct csni_frame){.type = CSNI_F_DATA, .aux = CSNI_CTS_PULLED}, -1, 0);
     refused((struct csni_frame){.type = CSNI_F_DATA, .aux = CSNI_CTS_GONE, .len = 1}, -1, 0);
     refused((struct csni_frame){.type = CSNI_F_HELLO, .aux = 2, .len = CSNI_KEY_BYTES}, -1, 0);
     refused((struct csni_frame){.type = CSNI_F_HELLO, .aux = 1, .len = 3}, -1, 0);
-    refused((struct csni_frame){.type = CSNI_F_HELLO, .dst = 2, .aux = 1, .len = CSNI_KEY_BYTES}, -1, 0);
+    refused((struct csni_frame){.type = CSNI_F_HELLO, .dst = 2, .aux = 1, .len = CSNI_KEY_BYTES},
+            -1, 0);
     /* random headers: decode or refuse with a reason, never crash; accepted ones round-trip */
     srand(12345);
     for (int i = 0; i < 200000; i++) {

@@ -1,4 +1,5 @@
-/* shm.c: the shared-memory transport: a single-producer byte ring per direction of a pair of processes, the socket kept only as doorbell and death detector.
+/* shm.c: the shared-memory transport: a single-producer byte ring per direction of a pair of
+ * processes, the socket kept only as doorbell and death detector.
  *
  * The connecting process creates one segment holding both rings of the pair, sized and
  * allocated up front (posix_fallocate: a full /dev/shm is an error now, never a SIGBUS
@@ -32,8 +33,8 @@
 #include "transport/shm/shm.h"
 
 struct shm_ring {
-    _Alignas(64) _Atomic uint64_t head; /* bytes consumed (written by the consumer) */
-    _Alignas(64) _Atomic uint64_t tail; /* bytes produced (written by the producer) */
+    _Alignas(64) _Atomic uint64_t head;     /* bytes consumed (written by the consumer) */
+    _Alignas(64) _Atomic uint64_t tail;     /* bytes produced (written by the producer) */
     _Alignas(64) _Atomic uint32_t rx_armed; /* consumer sleeps: producer rings after publishing */
     _Atomic uint32_t tx_armed;              /* producer waits for space: consumer rings */
     _Alignas(64) uint8_t data[];
@@ -61,7 +62,8 @@ static size_t shm_seg_size(uint64_t ring_bytes)
 static struct shm_ring *shm_ring_at(void *base, uint64_t ring_bytes, int i)
 {
     return (struct shm_ring *)((uint8_t *)base + SHM_HDR +
-                               (size_t)i * ((shm_ring_stride(ring_bytes) + 4095u) & ~(size_t)4095u));
+                               (size_t)i *
+                                   ((shm_ring_stride(ring_bytes) + 4095u) & ~(size_t)4095u));
 }
 
 void csni_shm_path(const struct csni_proc *p, int from, int to, uint32_t lane, char *out,
@@ -166,8 +168,7 @@ pid_t csni_shm_peer_pid(const struct csni_conn *c)
 static void shm_ring_doorbell(struct csni_conn *c, _Atomic uint32_t *armed)
 {
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(armed, memory_order_relaxed) &&
-        atomic_exchange(armed, 0) != 0) {
+    if (atomic_load_explicit(armed, memory_order_relaxed) && atomic_exchange(armed, 0) != 0) {
         char b = 1;
         while (send(c->fd, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
             ;

@@ -1,4 +1,5 @@
-/* stream.c: the stream core shared by the Unix-domain and TCP transports: framing, reading, writing, failure. */
+/* stream.c: the stream core shared by the Unix-domain and TCP transports: framing, reading,
+ * writing, failure. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,9 +11,9 @@
 
 #include "core/core.h"
 
-#define STREAM_RBUF 65536u       /* staging buffer: many small frames per recv */
-#define STREAM_DIRECT 16384u     /* payload remainders this large are read straight in place */
-#define STREAM_BATCH 32          /* frames gathered into one sendmsg */
+#define STREAM_RBUF 65536u   /* staging buffer: many small frames per recv */
+#define STREAM_DIRECT 16384u /* payload remainders this large are read straight in place */
+#define STREAM_BATCH 32      /* frames gathered into one sendmsg */
 
 static ssize_t sock_read(struct csni_conn *c, void *buf, size_t n)
 {
@@ -419,7 +420,10 @@ void csni_conn_rx(struct csni_conn *c, bool block_lock)
                 c->rend += (size_t)n;
                 continue;
             }
-            r = n == 0 ? -1 : (errno == EINTR ? 1 : (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1);
+            r = n == 0 ? -1
+                       : (errno == EINTR                              ? 1
+                          : (errno == EAGAIN || errno == EWOULDBLOCK) ? 0
+                                                                      : -1);
             if (r > 0)
                 continue;
             goto drained;

@@ -67,7 +67,7 @@ static csn_status tcp_connect(const char *addr, int *fd)
             continue;
         close(s);
         return e == ECONNREFUSED || e == EHOSTUNREACH || e == ETIMEDOUT ? CSN_PEER_LOST
-                                                                         : csni_errno_status(e);
+                                                                        : csni_errno_status(e);
     }
     tcp_tune(s);
     *fd = s;
