@@ -1,5 +1,6 @@
-/* boot.c: reads the job description that csnrun puts in the environment (see boot.h). */
+/* boot.c: reads the job description that csnrun puts in the environment, or asks PMIx for it (see boot.h). */
 #include "boot/boot.h"
+#include "boot/pmix.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -142,8 +143,18 @@ csn_status csni_boot_init(struct csni_boot *b)
             memset(b, 0, sizeof *b);
         return st;
     }
-    /* Where PMIx support goes (mpirun, srun): when CSN_RANK is absent but the PMIx server's
-     * variables (PMIX_NAMESPACE, PMIX_RANK) are present, a boot_from_pmix() fills rank and
-     * size from PMIx_Init and leaves ns empty; names then go through PMIx Publish/Lookup. */
+#ifdef CSN_HAVE_PMIX
+    /* Started by mpirun or srun: the PMIx server's variables are there (boot/pmix.h). When
+     * PMIx_Init fails the process runs alone, as without a launcher. */
+    if (csni_pmix_present()) {
+        st = csni_pmix_boot(b);
+        if (st != CSN_NOT_FOUND) {
+            if (st != CSN_OK)
+                memset(b, 0, sizeof *b);
+            return st;
+        }
+        memset(b, 0, sizeof *b);
+    }
+#endif
     return boot_lone(b);
 }

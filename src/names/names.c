@@ -1,6 +1,7 @@
-/* names.c: the name-service client (one short connection per request) and the lone process's
- * in-process table. */
+/* names.c: the name-service client (one short connection per request), the lone process's
+ * in-process table, and the key-value store over PMIx for PMIx-launched jobs. */
 #include "names/names.h"
+#include "boot/pmix.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -38,6 +39,10 @@ static enum names_mode names_mode = NAMES_LONE;
 static struct sockaddr_storage names_addr;
 static socklen_t names_addrlen;
 static char names_key[33];
+#ifdef CSN_HAVE_PMIX
+/* Booted by PMIx (ns "pmix+tcp:..."): names go to rank 0's service, keys through PMIx. */
+static int names_pmix;
+#endif
 
 /* The lone process's tables (under names_lock). Small: linear search is enough. */
 struct names_entry {
@@ -164,8 +169,11 @@ csn_status csni_names_init(const struct csni_boot *b)
     pthread_once(&names_once, names_once_init);
     pthread_mutex_lock(&names_lock);
     names_mode = NAMES_LONE;
+#ifdef CSN_HAVE_PMIX
+    names_pmix = b->launched && strncmp(b->ns, "pmix+", 5) == 0;
+#endif
     if (b->launched && b->ns[0] != '\0') {
-        st = names_parse_address(b->ns);
+        st = names_parse_address(strncmp(b->ns, "pmix+", 5) == 0 ? b->ns + 5 : b->ns);
         if (st == CSN_OK) {
             memcpy(names_key, b->jobkey, sizeof names_key);
             names_key[32] = '\0';
@@ -540,6 +548,10 @@ csn_status csni_kv_put(const char *key, const char *value)
         return st;
     }
     pthread_mutex_unlock(&names_lock);
+#ifdef CSN_HAVE_PMIX
+    if (names_pmix)
+        return csni_pmix_put(key, value);
+#endif
     snprintf(req, sizeof req, "PUT %s %s\n", key, value);
     st = names_request(req, 0, reply, sizeof reply);
     if (st != CSN_OK)
@@ -582,6 +594,22 @@ csn_status csni_kv_get(const char *key, uint64_t timeout_ms, char *value, size_t
         return st;
     }
     pthread_mutex_unlock(&names_lock);
+#ifdef CSN_HAVE_PMIX
+    if (names_pmix) {
+        /* PMIx keeps keys per process: a key ends in the rank that put it ("ep.3"). */
+        const char *dot = strrchr(key, '.');
+        char *end;
+        long owner;
+
+        if (dot == NULL || dot[1] < '0' || dot[1] > '9')
+            return CSN_INVALID_ARGUMENT;
+        errno = 0;
+        owner = strtol(dot + 1, &end, 10);
+        if (errno != 0 || *end != '\0' || owner > INT_MAX)
+            return CSN_NOT_FOUND;
+        return csni_pmix_get((int)owner, key, timeout_ms, value, cap);
+    }
+#endif
     snprintf(req, sizeof req, "GET %" PRIu64 " %s\n", timeout_ms, key);
     st = names_request(req, timeout_ms, reply, sizeof reply);
     if (st != CSN_OK)

@@ -13,7 +13,8 @@
 
 #define STREAM_RBUF 65536u   /* staging buffer: many small frames per recv */
 #define STREAM_DIRECT 16384u /* payload remainders this large are read straight in place */
-#define STREAM_BATCH 32      /* frames gathered into one sendmsg */
+#define STREAM_BATCH 32 /* frames gathered into one sendmsg */
+#define STREAM_DONE (2 * STREAM_BATCH) /* completions collected per flush call */
 
 static ssize_t sock_read(struct csni_conn *c, void *buf, size_t n)
 {
@@ -76,11 +77,12 @@ static struct csni_op *stream_written(struct csni_sendreq *sr)
     return op && (type == CSNI_F_EAGER || type == CSNI_F_DATA) ? op : NULL;
 }
 
-/* Writes queued frames until the socket is full. tx_lock held. Ops whose frame finished
- * are stored in done[] (at most STREAM_BATCH per call). Returns -1 on a socket error. */
+/* Writes queued frames until the socket is full, or until done[] (STREAM_DONE entries) has
+ * no room for another batch. tx_lock held. Ops whose frame finished are stored in done[].
+ * Every byte written is accounted before returning. Returns -1 on a socket error. */
 static int stream_flush_locked(struct csni_conn *c, struct csni_op **done, int *ndone)
 {
-    while (c->sq_head) {
+    while (c->sq_head && *ndone <= STREAM_DONE - STREAM_BATCH) {
         struct iovec iov[2 * STREAM_BATCH];
         int n = 0, k = 0;
         for (struct csni_sendreq *sr = c->sq_head; sr && k < STREAM_BATCH; sr = sr->next, k++) {
@@ -120,8 +122,6 @@ static int stream_flush_locked(struct csni_conn *c, struct csni_op **done, int *
             struct csni_op *op = stream_written(sr);
             if (op)
                 done[(*ndone)++] = op;
-            if (*ndone == STREAM_BATCH)
-                return 0;
         }
     }
     return 0;
@@ -167,7 +167,7 @@ static void stream_fail_queue(struct csni_conn *c)
 
 void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
 {
-    struct csni_op *done[STREAM_BATCH];
+    struct csni_op *done[STREAM_DONE];
     int ndone = 0, err = 0;
 
     atomic_store_explicit(&sr->queued, true, memory_order_relaxed);
@@ -203,7 +203,7 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
 
 void csni_conn_flush(struct csni_conn *c, bool block_lock)
 {
-    struct csni_op *done[STREAM_BATCH];
+    struct csni_op *done[STREAM_DONE];
     int ndone, err;
     do {
         ndone = 0;
@@ -220,7 +220,7 @@ void csni_conn_flush(struct csni_conn *c, bool block_lock)
             csni_conn_fail(c, NULL);
             return;
         }
-    } while (ndone == STREAM_BATCH);
+    } while (ndone > STREAM_DONE - STREAM_BATCH); /* stopped for room, not for a full socket */
 }
 
 void csni_conn_fail(struct csni_conn *c, const char *why)

@@ -1,0 +1,449 @@
+/* pmix.c: starting under a PMIx launcher: rank and size from PMIx, the job key and name service from rank 0, endpoints by PMIx Put/Get. */
+#ifdef CSN_HAVE_PMIX
+#include "boot/pmix.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pmix.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "names/nsserv.h"
+
+/* Why not PMIx_Publish/Lookup for names: under Slurm they return PMIX_ERR_NOT_SUPPORTED, and
+ * Open MPI 4.1's mpirun accepts a second publish of a name by another process (no
+ * CSN_NAME_TAKEN possible) and ends a waiting lookup after about 2 s with a printed error.
+ * Rank 0's name service gives every launcher csnrun's semantics. */
+
+#define PMIX_NS_MAXCONNS 1024
+#define PMIX_BOOT_KEY "boot" /* rank 0's "KEY|SFX|NS" (csn.boot in PMIx) */
+
+static pmix_proc_t pmix_me;
+static pid_t pmix_pid;     /* the process that booted; a forked child is not it */
+static int pmix_booted;    /* csni_pmix_boot succeeded in pmix_pid */
+static int pmix_size;
+static struct csni_boot pmix_saved; /* a later csn start (after a failed one) reuses it */
+static char pmix_shm_dir[PATH_MAX];
+
+int csni_pmix_present(void)
+{
+    return getenv("PMIX_NAMESPACE") != NULL && getenv("PMIX_RANK") != NULL;
+}
+
+static int pmix_timeout_s(uint64_t ms)
+{
+    uint64_t s = (ms + 999) / 1000;
+
+    return s == 0 ? 1 : s > INT_MAX ? INT_MAX : (int)s;
+}
+
+/* A PMIx_Get of key from who, waiting up to timeout_s seconds. */
+static pmix_status_t pmix_get(const pmix_proc_t *who, const char *key, int timeout_s,
+                              pmix_value_t **v)
+{
+    pmix_info_t info;
+    pmix_status_t rc;
+
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout_s, PMIX_INT);
+    rc = PMIx_Get(who, key, &info, 1, v);
+    PMIX_INFO_DESTRUCT(&info);
+    return rc;
+}
+
+/* An integer job attribute of any of the integer types PMIx servers use; -1 when absent. */
+static long pmix_get_long(const pmix_proc_t *who, const char *key)
+{
+    pmix_value_t *v = NULL;
+    long r = -1;
+
+    if (PMIx_Get(who, key, NULL, 0, &v) != PMIX_SUCCESS || v == NULL)
+        return -1;
+    switch (v->type) {
+    case PMIX_UINT32: r = (long)v->data.uint32; break;
+    case PMIX_UINT16: r = (long)v->data.uint16; break;
+    case PMIX_INT: r = (long)v->data.integer; break;
+    case PMIX_UINT: r = (long)v->data.uint; break;
+    case PMIX_INT32: r = (long)v->data.int32; break;
+    case PMIX_UINT64: r = (long)v->data.uint64; break;
+    case PMIX_PROC_RANK: r = (long)v->data.rank; break;
+    default: break;
+    }
+    PMIX_VALUE_RELEASE(v);
+    return r;
+}
+
+static csn_status pmix_copy(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+
+    if (n < cap) {
+        memcpy(dst, src, n + 1);
+        return CSN_OK;
+    }
+    memcpy(dst, src, cap - 1);
+    dst[cap - 1] = '\0';
+    return CSN_OVERRUN;
+}
+
+csn_status csni_pmix_put(const char *key, const char *value)
+{
+    char k[PMIX_MAX_KEYLEN + 1];
+    pmix_value_t v;
+    pmix_status_t rc;
+
+    if (snprintf(k, sizeof k, "csn.%s", key) >= (int)sizeof k)
+        return CSN_INVALID_ARGUMENT;
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = PMIX_STRING;
+    v.data.string = (char *)value; /* PMIx_Put copies it */
+    rc = PMIx_Put(PMIX_GLOBAL, k, &v);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Commit();
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "csn: PMIx_Put of %s failed: %s\n", k, PMIx_Error_string(rc));
+        return CSN_SYSTEM_ERROR;
+    }
+    return CSN_OK;
+}
+
+static uint64_t pmix_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+csn_status csni_pmix_get(int rank, const char *key, uint64_t timeout_ms, char *value, size_t cap)
+{
+    char k[PMIX_MAX_KEYLEN + 1];
+    pmix_proc_t who;
+    pmix_value_t *v = NULL;
+    pmix_status_t rc;
+    csn_status st;
+    uint64_t deadline, now, pause = 1;
+
+    if (rank < 0 || rank >= pmix_size)
+        return CSN_NOT_FOUND;
+    if (snprintf(k, sizeof k, "csn.%s", key) >= (int)sizeof k)
+        return CSN_INVALID_ARGUMENT;
+    PMIX_PROC_CONSTRUCT(&who);
+    PMIX_LOAD_PROCID(&who, pmix_me.nspace, (pmix_rank_t)rank);
+    if (timeout_ms > ((uint64_t)1 << 40))
+        timeout_ms = (uint64_t)1 << 40;
+    deadline = pmix_now_ms() + timeout_ms;
+    /* The server usually holds the request until rank commits the key, but Open MPI's
+     * sometimes answers NOT-FOUND at once while rank is still starting: ask again. */
+    for (;;) {
+        now = pmix_now_ms();
+        rc = pmix_get(&who, k, pmix_timeout_s(deadline > now ? deadline - now : 0), &v);
+        if (rc == PMIX_SUCCESS && v != NULL)
+            break;
+        if (v != NULL)
+            PMIX_VALUE_RELEASE(v);
+        v = NULL;
+        now = pmix_now_ms();
+        if (now >= deadline)
+            return CSN_NOT_FOUND;
+        if (pause < 100)
+            pause *= 2;
+        if (pause > deadline - now)
+            pause = deadline - now;
+        nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = (long)pause * 1000000L}, NULL);
+    }
+    st = v->type == PMIX_STRING && v->data.string != NULL ? pmix_copy(value, cap, v->data.string)
+                                                          : CSN_NOT_FOUND;
+    PMIX_VALUE_RELEASE(v);
+    return st;
+}
+
+/* ---- this host's address, for a job over several hosts ---- */
+
+/* The address other hosts reach us on: CSN_ADDR, the IPv4 address of interface CSN_IFACE,
+ * or the first that is up and not loopback. 0, or -1 after a message. */
+static int pmix_host_addr(char *out, size_t cap)
+{
+    const char *want = getenv("CSN_IFACE"), *a = getenv("CSN_ADDR");
+    struct ifaddrs *all, *i;
+    int rc = -1;
+
+    if (a != NULL && *a != '\0')
+        return pmix_copy(out, cap, a) == CSN_OK ? 0 : -1;
+    if (want != NULL && *want == '\0')
+        want = NULL;
+    if (getifaddrs(&all) != 0)
+        return -1;
+    for (i = all; i != NULL && rc != 0; i = i->ifa_next) {
+        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
+            (want != NULL ? strcmp(i->ifa_name, want) != 0
+                          : (i->ifa_flags & IFF_UP) == 0 || (i->ifa_flags & IFF_LOOPBACK) != 0))
+            continue;
+        if (inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, out,
+                      (socklen_t)cap) != NULL)
+            rc = 0;
+    }
+    freeifaddrs(all);
+    if (rc != 0)
+        fprintf(stderr, "csn: no IPv4 address %s%s for the other hosts of the job; set CSN_ADDR\n",
+                want != NULL ? "on interface " : "on any interface", want != NULL ? want : "");
+    return rc;
+}
+
+/* ---- rank 0's name service ---- */
+
+static void *pmix_ns_main(void *arg)
+{
+    struct csni_ns *ns = arg;
+    struct pollfd fds[PMIX_NS_MAXCONNS + 1];
+    sigset_t all;
+
+    /* The application's signals are for its own threads. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    for (;;) {
+        int n = csni_ns_pollfds(ns, fds, PMIX_NS_MAXCONNS + 1), timeout = -1;
+        uint64_t dl = csni_ns_next_deadline(ns);
+        struct timespec ts;
+
+        if (dl != UINT64_MAX) {
+            uint64_t now;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+            timeout = dl <= now ? 0 : dl - now > 60000 ? 60000 : (int)(dl - now);
+        }
+        if (poll(fds, (nfds_t)n, timeout) < 0 && errno != EINTR)
+            return NULL;
+        csni_ns_handle(ns, fds, n);
+    }
+}
+
+/* Rank 0: the name service in a thread of its own for the life of the process. */
+static int pmix_start_ns(const char *key, int size, const char *addr, char *ns_addr, size_t cap)
+{
+    struct csni_ns *ns = csni_ns_create("csn[0]", NULL, key, size, 1, addr, PMIX_NS_MAXCONNS,
+                                        ns_addr, cap);
+    pthread_attr_t at;
+    pthread_t th;
+    int rc;
+
+    if (ns == NULL)
+        return -1;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    rc = pthread_create(&th, &at, pmix_ns_main, ns);
+    pthread_attr_destroy(&at);
+    if (rc != 0) {
+        csni_ns_destroy(ns);
+        fprintf(stderr, "csn: cannot start the name service thread: %s\n", strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- identity ---- */
+
+static int pmix_random_hex(char *out, size_t nbytes)
+{
+    unsigned char b[32];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, b, nbytes) : -1;
+    size_t i;
+
+    if (fd >= 0)
+        close(fd);
+    if (got != (ssize_t)nbytes)
+        return -1;
+    for (i = 0; i < nbytes; i++)
+        sprintf(out + 2 * i, "%02x", b[i]);
+    return 0;
+}
+
+/* At exit: this rank's socket, its job directory and the shared-memory files it made or that
+ * were made for it go; then PMIx_Finalize (a launcher takes a rank that leaves without it
+ * for a failed one). Not in a forked child, which inherits the handler. */
+static void pmix_atexit(void)
+{
+    char path[PATH_MAX + 32], prefix[128];
+    DIR *d;
+    struct dirent *e;
+    size_t pl;
+
+    if (!pmix_booted || getpid() != pmix_pid)
+        return;
+    snprintf(path, sizeof path, "%s/p%d.sock", pmix_saved.jobdir, pmix_saved.rank);
+    unlink(path);
+    rmdir(pmix_saved.jobdir);
+    pl = (size_t)snprintf(prefix, sizeof prefix, "csn.%s.", pmix_saved.jobid);
+    if (pl < sizeof prefix && (d = opendir(pmix_shm_dir)) != NULL) {
+        while ((e = readdir(d)) != NULL) {
+            int from, to;
+            unsigned lane;
+            if (strncmp(e->d_name, prefix, pl) == 0 &&
+                sscanf(e->d_name + pl, "%d.%d.%u", &from, &to, &lane) == 3 &&
+                (from == pmix_saved.rank || to == pmix_saved.rank))
+                unlinkat(dirfd(d), e->d_name, 0);
+        }
+        closedir(d);
+    }
+    PMIx_Finalize(NULL, 0);
+}
+
+/* A private job directory for this rank's Unix socket (ranks of a host need not share one:
+ * the socket's path is published). Short enough for a socket address. */
+static int pmix_jobdir(struct csni_boot *b)
+{
+    const char *t = getenv("TMPDIR");
+    char tmpl[PATH_MAX];
+
+    if (t == NULL || *t != '/' || strlen(t) > 48)
+        t = "/tmp";
+    snprintf(tmpl, sizeof tmpl, "%s/csn-%s-r%d-XXXXXX", t, b->jobid, b->rank);
+    if (mkdtemp(tmpl) == NULL) {
+        fprintf(stderr, "csn: cannot create a job directory %s: %s\n", tmpl, strerror(errno));
+        return -1;
+    }
+    return pmix_copy(b->jobdir, sizeof b->jobdir, tmpl) == CSN_OK ? 0 : -1;
+}
+
+/* The job id: the PMIx namespace, reduced to file-name characters, and rank 0's random
+ * suffix (two launchers may both call their job "slurm.pmix.1.0"). */
+static void pmix_jobid(struct csni_boot *b, const char *sfx)
+{
+    size_t i, n = 0;
+    const char *s = pmix_me.nspace;
+
+    for (i = 0; s[i] != '\0' && n < 24; i++) {
+        char c = s[i];
+        b->jobid[n++] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                         (c >= '0' && c <= '9') || c == '-' || c == '_')
+                            ? c
+                            : '_';
+    }
+    snprintf(b->jobid + n, sizeof b->jobid - n, "-%s", sfx);
+}
+
+/* "KEY|SFX|NS" from rank 0, split in place. */
+static int pmix_parse_boot(char *v, char **key, char **sfx, char **ns)
+{
+    char *a = strchr(v, '|'), *c = a != NULL ? strchr(a + 1, '|') : NULL;
+
+    if (a == NULL || c == NULL || a - v != 32 || c - a - 1 != 8 || strncmp(c + 1, "tcp:", 4) != 0)
+        return -1;
+    *a = *c = '\0';
+    *key = v;
+    *sfx = a + 1;
+    *ns = c + 1;
+    return 0;
+}
+
+static csn_status pmix_boot_fail(const char *what, pmix_status_t rc)
+{
+    if (what != NULL)
+        fprintf(stderr, "csn: PMIx: %s%s%s\n", what, rc != PMIX_SUCCESS ? ": " : "",
+                rc != PMIX_SUCCESS ? PMIx_Error_string(rc) : "");
+    PMIx_Finalize(NULL, 0);
+    return CSN_SYSTEM_ERROR;
+}
+
+csn_status csni_pmix_boot(struct csni_boot *b)
+{
+    static int hooked;
+    pmix_proc_t all;
+    pmix_value_t *v = NULL;
+    pmix_status_t rc;
+    char addr[64] = "127.0.0.1", value[PATH_MAX + 64], *key, *sfx, *ns;
+    const char *lt = getenv("CSN_LOOKUP_TIMEOUT"), *sd = getenv("CSN_SHM_DIR");
+    long n;
+
+    if (pmix_booted) {
+        if (getpid() != pmix_pid) {
+            fprintf(stderr, "csn: a process forked from a rank started by a PMIx launcher cannot "
+                            "use csn\n");
+            return CSN_SYSTEM_ERROR;
+        }
+        *b = pmix_saved;
+        return CSN_OK;
+    }
+    rc = PMIx_Init(&pmix_me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "csn: PMIx_Init failed (%s): running as a lone process\n",
+                PMIx_Error_string(rc));
+        return CSN_NOT_FOUND;
+    }
+    PMIX_PROC_CONSTRUCT(&all);
+    PMIX_LOAD_PROCID(&all, pmix_me.nspace, PMIX_RANK_WILDCARD);
+    n = pmix_get_long(&all, PMIX_JOB_SIZE);
+    if (n < 1 || n > (1 << 23) || pmix_me.rank >= (pmix_rank_t)n)
+        return pmix_boot_fail("no usable job size (PMIX_JOB_SIZE)", PMIX_SUCCESS);
+    b->size = pmix_size = (int)n;
+    b->rank = (int)pmix_me.rank;
+    n = pmix_get_long(&all, PMIX_LOCAL_SIZE);
+    b->local_size = n >= 1 && n <= b->size ? (int)n : 1;
+    n = pmix_get_long(&pmix_me, PMIX_LOCAL_RANK);
+    b->local_rank = n >= 0 && n < b->local_size ? (int)n : 0;
+    if (PMIx_Get(&pmix_me, PMIX_HOSTNAME, NULL, 0, &v) == PMIX_SUCCESS && v != NULL &&
+        v->type == PMIX_STRING && v->data.string != NULL && *v->data.string != '\0') {
+        pmix_copy(b->host, sizeof b->host, v->data.string);
+    } else if (gethostname(b->host, sizeof b->host) != 0) {
+        strcpy(b->host, "localhost");
+    }
+    b->host[sizeof b->host - 1] = '\0';
+    if (v != NULL)
+        PMIX_VALUE_RELEASE(v);
+    v = NULL;
+
+    /* Over several hosts ranks also listen on TCP, on CSN_ADDR (proc.c reads it). */
+    if (b->local_size < b->size) {
+        if (pmix_host_addr(addr, sizeof addr) != 0)
+            return pmix_boot_fail(NULL, PMIX_SUCCESS);
+        setenv("CSN_ADDR", addr, 0);
+    }
+    if (b->rank == 0) {
+        char k[33], s[9], nsa[PATH_MAX];
+        if (pmix_random_hex(k, 16) != 0 || pmix_random_hex(s, 4) != 0)
+            return pmix_boot_fail("cannot read /dev/urandom", PMIX_SUCCESS);
+        if (pmix_start_ns(k, b->size, addr, nsa, sizeof nsa) != 0)
+            return pmix_boot_fail(NULL, PMIX_SUCCESS);
+        snprintf(value, sizeof value, "%s|%s|%s", k, s, nsa);
+        if (csni_pmix_put(PMIX_BOOT_KEY, value) != CSN_OK)
+            return pmix_boot_fail(NULL, PMIX_SUCCESS);
+    } else if (csni_pmix_get(0, PMIX_BOOT_KEY,
+                             (lt != NULL && atoi(lt) > 0 ? (uint64_t)atoi(lt) : 60) * 1000u,
+                             value, sizeof value) != CSN_OK) {
+        return pmix_boot_fail("rank 0 did not publish the job key (does it use csn?)",
+                              PMIX_SUCCESS);
+    }
+    if (pmix_parse_boot(value, &key, &sfx, &ns) != 0)
+        return pmix_boot_fail("malformed job key from rank 0", PMIX_SUCCESS);
+    memcpy(b->jobkey, key, 33);
+    pmix_jobid(b, sfx);
+    snprintf(b->ns, sizeof b->ns, "pmix+%s", ns);
+    if (pmix_jobdir(b) != 0)
+        return pmix_boot_fail(NULL, PMIX_SUCCESS);
+    snprintf(pmix_shm_dir, sizeof pmix_shm_dir, "%s", sd != NULL && *sd ? sd : "/dev/shm");
+    b->launched = 1;
+    pmix_saved = *b;
+    pmix_pid = getpid();
+    pmix_booted = 1;
+    if (!hooked) {
+        hooked = 1;
+        atexit(pmix_atexit);
+    }
+    return CSN_OK;
+}
+#endif
