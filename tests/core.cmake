@@ -38,3 +38,6 @@ foreach(tr shm unix)
   set_tests_properties(core_mp_lanes_${tr} PROPERTIES TIMEOUT 60
     ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_CONN_PER_TRANSPORT=1;CSN_LOOKUP_TIMEOUT=20")
 endforeach()
+
+add_test(NAME core_kill9 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/core/kill9.sh ${CSNRUN} $<TARGET_FILE:test_mp>)
+set_tests_properties(core_kill9 PROPERTIES TIMEOUT 60)

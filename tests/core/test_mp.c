@@ -282,6 +282,26 @@ static void mode_shmfull(void)
     _exit(0);
 }
 
+/* Streams between all ranks until killed (for the kill -9 test). */
+static void mode_forever(void)
+{
+    static uint8_t out[1 << 20], in[1 << 20];
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    size_t got;
+    printf("forever: rank %d streaming\n", rank);
+    fflush(stdout);
+    for (;;) {
+        csn_netid id;
+        void *buf;
+        csn_status st;
+        CHECK_OK(csn_rx_nb_from(T, ids[left], in, sizeof in, &got));
+        CHECK_OK(csn_tx_nb(T, ids[right], out, sizeof out));
+        for (int k = 0; k < 2; k++)
+            if (csn_test(T, CSN_TX | CSN_RX, CSN_FOREVER, &id, &buf, &st) < 0 || st != CSN_OK)
+                exit(3); /* a peer died: leave with an error, as a real program would */
+    }
+}
+
 static void mode_barrier(void)
 {
     for (int i = 0; i < 200; i++) {
@@ -294,7 +314,7 @@ static void mode_barrier(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: test_mp exchange|overlap|backpressure|peerlost|barrier|shmfull\n");
+        fprintf(stderr, "usage: test_mp exchange|overlap|backpressure|peerlost|barrier|shmfull|forever\n");
         return 2;
     }
     setup();
@@ -310,6 +330,8 @@ int main(int argc, char **argv)
         mode_barrier();
     else if (strcmp(argv[1], "shmfull") == 0)
         mode_shmfull();
+    else if (strcmp(argv[1], "forever") == 0)
+        mode_forever();
     else
         return 2;
     CHECK_OK(csn_close(&T));
