@@ -46,4 +46,9 @@ void comm_gather_double(double v, double *all); /* all[size] valid on rank 0 */
 void comm_gather_str(const char *s, char *all, size_t each); /* all[size*each] on rank 0 */
 void comm_bcast_int(int *v, int n);                 /* from rank 0 */
 
+/* Additions (after the first version; the functions above are unchanged). */
+void comm_gather_doubles(const double *v, int n, double *all); /* all[size*n], rank-major, on rank 0 */
+size_t comm_max_len(void);                  /* largest message the backend can move in one call */
+const char *comm_status_string(int status); /* text of a comm_req.status */
+
 #endif

@@ -273,9 +273,11 @@ static int pmix_random_hex(char *out, size_t nbytes)
     return 0;
 }
 
-/* At exit: this rank's socket, its job directory and the shared-memory files it made or that
- * were made for it go; then PMIx_Finalize (a launcher takes a rank that leaves without it
- * for a failed one). Not in a forked child, which inherits the handler. */
+/* At exit: this rank's socket, its job directory and the shared-memory files made for it (it
+ * will never map them now) go; those it made stay for their peers, which unlink them when
+ * they map them (a message may still be in one) or when they exit. Then PMIx_Finalize (a
+ * launcher takes a rank that leaves without it for a failed one). Not in a forked child,
+ * which inherits the handler. */
 static void pmix_atexit(void)
 {
     char path[PATH_MAX + 32], prefix[128];
@@ -295,7 +297,7 @@ static void pmix_atexit(void)
             unsigned lane;
             if (strncmp(e->d_name, prefix, pl) == 0 &&
                 sscanf(e->d_name + pl, "%d.%d.%u", &from, &to, &lane) == 3 &&
-                (from == pmix_saved.rank || to == pmix_saved.rank))
+                to == pmix_saved.rank && from != to)
                 unlinkat(dirfd(d), e->d_name, 0);
         }
         closedir(d);

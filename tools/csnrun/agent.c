@@ -30,6 +30,7 @@ struct agent {
     int lost;     /* the launcher's stream ended: report nothing more */
     struct linebuf lb;
     char *jobid, *jobkey, *ns, *jobdir, *host;
+    char addr[64]; /* CSN_ADDR for the ranks (a job over several hosts), or "" */
     int size, forward, own_jobdir;
     char **envs;
     int nenvs;
@@ -83,7 +84,41 @@ static char *agent_decoded(char *field)
     return strdup(field);
 }
 
-/* Handles one line before START. Returns 1 on START, 0 to continue, -1 on a bad line. */
+/* NET: the address of this host that the job's other hosts reach, for the ranks' CSN_ADDR.
+ * 0; -2 after a message naming the host (the job cannot run without it); -1: malformed. */
+static int agent_net(struct agent *a, const char *how, char *value)
+{
+    const char *host = a->host != NULL ? a->host : "?";
+    char route[64];
+
+    if (proto_decode(value) < 0)
+        return -1;
+    if (strcmp(how, "addr") == 0) {
+        if (net_usable_ipv4(value)) {
+            snprintf(a->addr, sizeof a->addr, "%s", value);
+            return 0;
+        }
+    } else if (strcmp(how, "iface") == 0) {
+        if (net_iface_ipv4(value, a->addr, sizeof a->addr) == 0)
+            return 0;
+        fprintf(stderr, "csnrun: host %s: CSN_IFACE=%s: no such interface with an IPv4 address\n",
+                host, value);
+        return -2;
+    } else if (strcmp(how, "route") == 0) {
+        /* An IPv6 name service gives no IPv4 route: any real interface will have to do. */
+        if (net_route_source(value, a->addr, sizeof a->addr) == 0 ||
+            (strchr(value, ':') != NULL && net_first_ipv4(a->addr, sizeof a->addr) == 0))
+            return 0;
+        snprintf(route, sizeof route, "%s", strerror(errno));
+        fprintf(stderr, "csnrun: host %s: no IPv4 address here reaches %s (%s); set CSN_IFACE\n",
+                host, value, route);
+        return -2;
+    }
+    return -1;
+}
+
+/* Handles one line before START. Returns 1 on START, 0 to continue, -1 on a bad line, -2
+ * when the job cannot run here (reported). */
 static int agent_setup_line(struct agent *a, char *line)
 {
     char *f[8];
@@ -152,6 +187,8 @@ static int agent_setup_line(struct agent *a, char *line)
         return 0;
     }
     n = proto_split(line, f, 8);
+    if (n == 3 && strcmp(f[0], "NET") == 0)
+        return agent_net(a, f[1], f[2]);
     if (n == 8 && strcmp(f[0], "JOB") == 0) {
         a->jobid = agent_decoded(f[1]);
         a->jobkey = agent_decoded(f[2]);
@@ -228,7 +265,7 @@ static char **agent_env(struct agent *a, const struct arank *r, int local_rank)
 
     while (environ[n] != NULL)
         n++;
-    env = calloc(n + (size_t)a->nenvs + 16, sizeof *env);
+    env = calloc(n + (size_t)a->nenvs + 16, sizeof *env); /* 10 set here */
     if (env == NULL)
         return NULL;
 #define AGENT_SET(...)                                                                             \
@@ -246,6 +283,8 @@ static char **agent_env(struct agent *a, const struct arank *r, int local_rank)
     AGENT_SET("CSN_JOBID=%s", a->jobid);
     AGENT_SET("CSN_JOBDIR=%s", a->jobdir);
     AGENT_SET("CSN_HOST=%s", a->host);
+    if (a->addr[0] != '\0')
+        AGENT_SET("CSN_ADDR=%s", a->addr);
 #undef AGENT_SET
     /* Earlier entries win: skip a later one whose name is already there. */
     for (i = 0; i < (size_t)a->nenvs + n; i++) {
@@ -581,7 +620,8 @@ int agent_main(int rfd, int wfd)
         while (!started && (line = linebuf_next(&a.lb)) != NULL) {
             int s = agent_setup_line(&a, line);
             if (s < 0) {
-                fprintf(stderr, "csnrun --agent: bad job description line\n");
+                if (s == -1)
+                    fprintf(stderr, "csnrun --agent: bad job description line\n");
                 goto out;
             }
             started = s == 1;

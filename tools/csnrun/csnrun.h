@@ -2,6 +2,8 @@
 #ifndef CSNRUN_H
 #define CSNRUN_H
 
+#include "names/nsserv.h"
+
 #include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,7 +38,8 @@ struct job {
     int nenvs;
     const char *rsh; /* --rsh, default "ssh" */
     int tag_output;
-    int ns_tcp;     /* name service over TCP even for a local job */
+    int ns_tcp;          /* name service over TCP even for a local job */
+    const char *ns_host; /* --ns-host: the address the name service binds and advertises */
     long timeout_s; /* 0: none */
 };
 
@@ -46,21 +49,7 @@ int launch_run(struct job *job); /* returns csnrun's exit status */
 /* ---- node agent (agent.c): `csnrun --agent [--agent-fd N]` ---- */
 int agent_main(int rfd, int wfd);
 
-/* ---- name service (nameserver.c) ---- */
-struct ns;
-/* Listens on jobdir/ns (Unix) or, with tcp, on a TCP port of all interfaces, advertised as
- * tcp:ADVERTISE:PORT. Writes the CSN_NS value into addr. */
-struct ns *ns_create(const char *jobdir, const char *jobkey, int size, int tcp,
-                     const char *advertise, char *addr, size_t cap);
-/* Appends the fds to watch to fds (room for max); returns how many. */
-int ns_pollfds(struct ns *ns, struct pollfd *fds, int max);
-/* Handles the events of the fds that ns_pollfds gave (same order), then expired deadlines. */
-void ns_handle(struct ns *ns, const struct pollfd *fds, int n);
-/* The earliest deadline (monotonic ms) of a connection, or UINT64_MAX. */
-uint64_t ns_next_deadline(const struct ns *ns);
-/* A rank's process ended: its names are dropped. */
-void ns_rank_gone(struct ns *ns, int rank);
-void ns_destroy(struct ns *ns);
+/* ---- name service: src/names/nsserv.h (shared with the library) ---- */
 
 /* ---- shared helpers (proto.c) ----
  * The launcher and each agent talk over a stream (a socketpair for this machine, the
@@ -74,6 +63,10 @@ void ns_destroy(struct ns *ns);
  *        host: the CSN_HOST value; io: "inherit" (ranks write to the agent's stdout and
  *        stderr) or "forward" (the agent sends their output in OUT lines)
  *   ENV <NAME=VALUE>            one variable for every rank (after the agent's own environment)
+ *   NET addr <IPv4> | NET iface <NAME> | NET route <IP>
+ *                               a job over several hosts: CSN_ADDR of this host's ranks is the
+ *                               given address, that of interface NAME here, or the source
+ *                               address of the route towards IP (the name service's host)
  *   RANK <rank> <path> <argc> <arg>...   one rank on this host, in rank order
  *   START                       fork the ranks
  *   STOP                        stop them: SIGTERM, SIGKILL after 2 s; then report and end
@@ -108,5 +101,12 @@ int rm_tree(const char *dir);        /* removes a directory and everything below
 void shm_cleanup(const char *jobid); /* unlinks /dev/shm/csn.<jobid>.* */
 void set_cloexec(int fd);
 void set_nonblock(int fd);
+
+/* ---- addresses (netaddr.c): each fills out (dotted IPv4) and returns 0, or -1 with errno ---- */
+int net_usable_ipv4(const char *s);                             /* 1: unicast, not 0.0.0.0 */
+int net_iface_ipv4(const char *ifname, char *out, size_t cap); /* the interface's address */
+int net_first_ipv4(char *out, size_t cap);     /* the first up, non-loopback interface's */
+int net_route_source(const char *dest, char *out, size_t cap); /* source towards dest */
+int net_resolve_ipv4(const char *host, char *out, size_t cap);
 
 #endif

@@ -36,7 +36,10 @@ struct launch {
     struct job *job;
     char jobkey[33], jobid[16], jobdir[PATH_MAX], ns_addr[PATH_MAX + 16];
     char self[PATH_MAX];
-    struct ns *ns;
+    struct csni_ns *ns;
+    int multihost;      /* ranks on more than one host: every rank gets CSN_ADDR */
+    char host_addr[64]; /* multihost: this machine's address that the other hosts reach */
+    char ns_ip[64];     /* multihost: the name service's address (agents route towards it) */
     struct lagent *agents;
     int nagents;
     struct lrank *ranks;
@@ -96,12 +99,51 @@ static int launch_identity(struct launch *L)
     return 0;
 }
 
+/* This machine's IPv4 address that the other hosts of the job reach: CSN_ADDR, else that of
+ * interface CSN_IFACE, else the source of the route towards the first other host whose name
+ * resolves, else the first non-loopback interface's, else loopback (hosts that are all
+ * this machine under other names). Never 0.0.0.0. -1 after a message. */
+static int launch_host_address(const struct job *job, char *out, size_t cap)
+{
+    const char *v = getenv("CSN_ADDR");
+    char ip[64];
+    int h;
+
+    if (v != NULL && *v != '\0') {
+        if (!net_usable_ipv4(v)) {
+            fprintf(stderr, "csnrun: CSN_ADDR=%s is not a unicast IPv4 address of this machine\n",
+                    v);
+            return -1;
+        }
+        snprintf(out, cap, "%s", v);
+        return 0;
+    }
+    v = getenv("CSN_IFACE");
+    if (v != NULL && *v != '\0') {
+        if (net_iface_ipv4(v, out, cap) != 0) {
+            fprintf(stderr, "csnrun: CSN_IFACE=%s: no such interface with an IPv4 address here\n",
+                    v);
+            return -1;
+        }
+        return 0;
+    }
+    for (h = 0; h < job->nhosts; h++) {
+        if (job->hosts[h].nranks > 0 && !job->hosts[h].local &&
+            net_resolve_ipv4(job->hosts[h].name, ip, sizeof ip) == 0 &&
+            net_route_source(ip, out, cap) == 0)
+            return 0;
+    }
+    if (net_first_ipv4(out, cap) != 0)
+        snprintf(out, cap, "127.0.0.1");
+    return 0;
+}
+
 /* ---- agents ---- */
 
 /* Splits the --rsh command into words (blanks separate, quotes group). */
 static char **launch_rsh_words(const char *cmd, int *n)
 {
-    char **w = calloc(strlen(cmd) + 1, sizeof *w), *copy = strdup(cmd), *r = copy, *o;
+    char **w = calloc(strlen(cmd) + 5, sizeof *w), *copy = strdup(cmd), *r = copy, *o;
 
     *n = 0;
     if (w == NULL || copy == NULL) {
@@ -130,15 +172,22 @@ static char **launch_rsh_words(const char *cmd, int *n)
             r++;
         *o = '\0';
     }
-    return w; /* the words point into copy, which stays allocated with them */
+    return w; /* the words point into copy, which stays allocated with them; room for 4 more */
 }
 
-/* The remote command as one shell word list: 'SELF' --agent (quoted for the remote shell). */
+/* The remote command: SELF --agent. ssh hands its words to the remote shell, other --rsh
+ * commands (ip netns exec, env) execute them directly: a path of plain characters works
+ * for both as it is; any other path is quoted for the shell (ssh's case). */
 static void launch_remote_cmd(const char *self, char *out, size_t cap)
 {
     size_t k = 0;
     const char *s;
 
+    if (strspn(self, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-,=") ==
+        strlen(self)) {
+        snprintf(out, cap, "%s", self);
+        return;
+    }
     out[k++] = '\'';
     for (s = self; *s && k + 8 < cap; s++) {
         if (*s == '\'') {
@@ -148,7 +197,7 @@ static void launch_remote_cmd(const char *self, char *out, size_t cap)
             out[k++] = *s;
         }
     }
-    snprintf(out + k, cap - k, "' --agent");
+    snprintf(out + k, cap - k, "'");
 }
 
 static void launch_child_signals(void)
@@ -199,6 +248,7 @@ static int launch_spawn_agent(struct launch *L, struct lagent *a)
         launch_remote_cmd(L->self, remote, sizeof remote);
         w[nw++] = h->name;
         w[nw++] = remote;
+        w[nw++] = "--agent";
         w[nw] = NULL;
         if (pipe2(in, O_CLOEXEC) != 0)
             return -1;
@@ -249,6 +299,22 @@ static int launch_send_job(struct launch *L, struct lagent *a)
                     h->local ? dir : "-", hn,
                     h->local && !j->tag_output ? "inherit" : "forward") != 0)
         goto out;
+    if (L->multihost) {
+        const char *iface = getenv("CSN_IFACE");
+        int r;
+
+        if (h->local)
+            r = proto_sendf(a->wfd, "NET addr %s\n", L->host_addr);
+        else if (iface != NULL && *iface != '\0') {
+            char *e = proto_encode(iface, strlen(iface));
+            r = e != NULL ? proto_sendf(a->wfd, "NET iface %s\n", e) : -1;
+            free(e);
+        } else {
+            r = proto_sendf(a->wfd, "NET route %s\n", L->ns_ip);
+        }
+        if (r != 0)
+            goto out;
+    }
     for (i = 0; i < j->nenvs; i++) {
         char *e = proto_encode(j->envs[i], strlen(j->envs[i]));
         int r = e != NULL ? proto_sendf(a->wfd, "ENV %s\n", e) : -1;
@@ -400,7 +466,7 @@ static void launch_agent_line(struct launch *L, struct lagent *a, char *line)
         int sig = strcmp(f[3], "signal") == 0, value = atoi(f[4]);
 
         L->ranks[rank].ended = 1;
-        ns_rank_gone(L->ns, rank);
+        csni_ns_rank_gone(L->ns, rank);
         if (sig || value != 0)
             launch_failed(L, rank, atol(f[2]), sig, value);
     }
@@ -458,7 +524,7 @@ static int launch_loop(struct launch *L)
         return -1;
     while (launch_active(L) > 0) {
         int n = 0, i, nsfirst, nsn, timeout = -1;
-        uint64_t now = now_ms(), dl = ns_next_deadline(L->ns);
+        uint64_t now = now_ms(), dl = csni_ns_next_deadline(L->ns);
 
         fds[n].fd = launch_sigpipe[0];
         fds[n++].events = POLLIN;
@@ -467,7 +533,7 @@ static int launch_loop(struct launch *L)
             fds[n++].events = POLLIN;
         }
         nsfirst = n;
-        nsn = ns_pollfds(L->ns, fds + n, maxfds - n);
+        nsn = csni_ns_pollfds(L->ns, fds + n, maxfds - n);
         n += nsn;
         if (L->job_deadline && !L->stopping && L->job_deadline < dl)
             dl = L->job_deadline;
@@ -505,7 +571,7 @@ static int launch_loop(struct launch *L)
             if (r <= 0)
                 launch_agent_eof(L, a);
         }
-        ns_handle(L->ns, fds + nsfirst, nsn);
+        csni_ns_handle(L->ns, fds + nsfirst, nsn);
 
         now = now_ms();
         if (L->job_deadline && !L->stopping && now >= L->job_deadline) {
@@ -558,11 +624,18 @@ int launch_run(struct job *job)
 
     for (h = 0; h < job->nhosts; h++)
         any_remote |= job->hosts[h].nranks > 0 && !job->hosts[h].local;
-    if (any_remote && gethostname(advertise, sizeof advertise) != 0)
-        strcpy(advertise, "localhost");
-    advertise[sizeof advertise - 1] = '\0';
-    L.ns = ns_create(L.jobdir, L.jobkey, job->nranks, job->ns_tcp || any_remote, advertise,
-                     L.ns_addr, sizeof L.ns_addr);
+    if (any_remote) {
+        L.multihost = 1;
+        if (launch_host_address(job, L.host_addr, sizeof L.host_addr) != 0)
+            goto out;
+        snprintf(advertise, sizeof advertise, "%s", L.host_addr);
+    }
+    if (job->ns_host != NULL)
+        snprintf(advertise, sizeof advertise, "%s", job->ns_host);
+    snprintf(L.ns_ip, sizeof L.ns_ip, "%s", advertise);
+    L.ns = csni_ns_create("csnrun", L.jobdir, L.jobkey, job->nranks,
+                          job->ns_tcp || any_remote || job->ns_host != NULL, advertise, 0,
+                          L.ns_addr, sizeof L.ns_addr);
     if (L.ns == NULL)
         goto out;
 
@@ -609,7 +682,7 @@ out:
             close(L.agents[i].wfd);
         linebuf_free(&L.agents[i].lb);
     }
-    ns_destroy(L.ns);
+    csni_ns_destroy(L.ns);
     if (L.jobdir[0] != '\0')
         rm_tree(L.jobdir);
     shm_cleanup(L.jobid);

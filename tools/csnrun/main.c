@@ -1,6 +1,7 @@
 /* main.c: csnrun's command line, host lists, spec files and the placement of ranks on hosts. */
 #include "csnrun.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -35,11 +36,22 @@ static const char usage_text[] =
     "  --tag-output         prefix each output line with [RANK]\n"
     "  --timeout SECONDS    stop the job after SECONDS; csnrun then exits with 124\n"
     "  --ns-tcp             run the name service over TCP even for a job on this host only\n"
+    "  --ns-host ADDR       the numeric IP address of this machine on which the TCP name\n"
+    "                       service listens (default: see below)\n"
     "  --help, --version\n"
     "\n"
     "SPECFILE: a text file that is not executable; one line per component:\n"
     "  COUNT [@HOST[,HOST...]] PROGRAM [ARGS...]     (# starts a comment)\n"
     "Ranks are numbered in file order; \"quotes\" group words into one argument.\n"
+    "\n"
+    "A job on several hosts: its name service runs over TCP on this machine's address\n"
+    "that reaches the other hosts (--ns-host, else CSN_ADDR, else the address of\n"
+    "interface CSN_IFACE, else the source of the route towards the first other host that\n"
+    "resolves, else the first non-loopback interface's). Each rank gets CSN_ADDR, its\n"
+    "host's IPv4 address for connections from other hosts: on this machine as above\n"
+    "(without --ns-host); elsewhere the address of interface CSN_IFACE there, else the\n"
+    "source of the route towards the name service (CSN_ADDR of csnrun's environment\n"
+    "names this machine only).\n"
     "\n"
     "Output of every process goes to csnrun's stdout and stderr. Rank 0 reads csnrun's\n"
     "stdin when it is not a terminal and rank 0 runs on this machine; the others read\n"
@@ -544,6 +556,14 @@ static int opt_is(char **argv, int argc, int *i, const char *names, const char *
     return 0;
 }
 
+/* --ns-host: a numeric IPv4 address usable as a listening address, or a numeric IPv6 one. */
+static int ns_host_ok(const char *v)
+{
+    struct in6_addr a6;
+
+    return net_usable_ipv4(v) || inet_pton(AF_INET6, v, &a6) == 1;
+}
+
 /* Fills job from the command line; -1 (after the message) on bad input. */
 static int parse_command_line(struct job *job, struct pool *pool, int argc, char **argv)
 {
@@ -578,6 +598,10 @@ static int parse_command_line(struct job *job, struct pool *pool, int argc, char
             job->tag_output = 1;
         } else if (m == 0 && (m = opt_is(argv, argc, &i, "--ns-tcp", NULL)) > 0) {
             job->ns_tcp = 1;
+        } else if (m == 0 && (m = opt_is(argv, argc, &i, "--ns-host", &v)) > 0) {
+            if (!ns_host_ok(v))
+                return usage_error("--ns-host needs a numeric IP address, not '%s'", v);
+            job->ns_host = v;
         } else if (m == 0 && (m = opt_is(argv, argc, &i, "--timeout", &v)) > 0) {
             job->timeout_s = parse_count(v, 100000000);
             if (job->timeout_s < 0)

@@ -1,0 +1,436 @@
+/* comm_csn.c: the benchmark comm layer on csn: one transport per process, ranks found by name, requests matched by buffer. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "csn.h"
+
+/* Single-threaded: the benchmarks call the layer from one thread per process.
+ *
+ * csn_test reports completions one at a time, naming the operation by its buffer and peer,
+ * and may report an operation other than the ones the caller waits for. Every posted
+ * request is therefore kept in `pending` (in post order) until its completion arrives; the
+ * completion is recorded in the request (opaque[COMPLETE]) whoever waits, and `done` is set
+ * when a wait or test hands it to the caller. The received length goes straight into
+ * r->len (csn reads the posted length by value and writes the delivered one at completion).
+ *
+ * The layer has no tags: messages between two ranks match in the order they were sent, so
+ * the collectives (built from point-to-point messages via rank 0) must not be called while
+ * benchmark messages are still unmatched. */
+enum { COMM_COMPLETE = 0, COMM_OPSTATUS = 1 };
+
+static csn_transport *comm_t;
+static int comm_me, comm_np;
+static csn_netid *comm_ids;
+static comm_req **comm_pending;
+static size_t comm_npending, comm_cap;
+static double comm_timeout = 120.0; /* seconds without any completion before giving up */
+static char comm_libname[64];
+
+void comm_abort(int code, const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "RANK %d: ", comm_me);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fflush(NULL);
+    /* No orderly close: the peers may be blocked towards us; csnrun stops the job. */
+    _exit(code != 0 ? code : 1);
+}
+
+static void comm_check(csn_status s, const char *what)
+{
+    if (s != CSN_OK)
+        comm_abort(1, "%s: %s", what, csn_status_string(s));
+}
+
+int comm_init(int *argc, char ***argv)
+{
+    char name[64];
+    const char *tmo = getenv("BENCH_COMM_TIMEOUT");
+    (void)argc;
+    (void)argv;
+    if (tmo != NULL && atof(tmo) > 0)
+        comm_timeout = atof(tmo);
+    comm_me = csn_job_rank();
+    comm_np = csn_job_size();
+    csn_status s = csn_open(&comm_t);
+    if (s != CSN_OK) {
+        fprintf(stderr, "RANK %d: csn_open: %s\n", comm_me, csn_status_string(s));
+        return -1;
+    }
+    comm_ids = calloc((size_t)comm_np, sizeof *comm_ids);
+    if (comm_ids == NULL) {
+        fprintf(stderr, "RANK %d: out of memory\n", comm_me);
+        goto fail;
+    }
+    snprintf(name, sizeof name, "csn.rank.%d", comm_me);
+    s = csn_register_name(comm_t, name);
+    if (s != CSN_OK) {
+        fprintf(stderr, "RANK %d: csn_register_name %s: %s\n", comm_me, name, csn_status_string(s));
+        goto fail;
+    }
+    for (int r = 0; r < comm_np; r++) {
+        snprintf(name, sizeof name, "csn.rank.%d", r);
+        s = csn_lookup_name(&comm_ids[r], name);
+        if (s != CSN_OK) {
+            fprintf(stderr, "RANK %d: csn_lookup_name %s: %s\n", comm_me, name,
+                    csn_status_string(s));
+            goto fail;
+        }
+    }
+    snprintf(comm_libname, sizeof comm_libname, "csn %s", csn_version());
+    return 0;
+fail:
+    free(comm_ids);
+    comm_ids = NULL;
+    csn_close(&comm_t);
+    return -1;
+}
+
+void comm_finalize(void)
+{
+    if (comm_t == NULL)
+        return;
+    /* Nobody closes while another rank may still send to it. */
+    comm_barrier();
+    csn_close(&comm_t);
+    free(comm_ids);
+    free(comm_pending);
+    comm_ids = NULL;
+    comm_pending = NULL;
+    comm_npending = comm_cap = 0;
+}
+
+int comm_rank(void)
+{
+    return comm_me;
+}
+
+int comm_size(void)
+{
+    return comm_np;
+}
+
+void comm_barrier(void)
+{
+    comm_check(csn_job_barrier(comm_t), "csn_job_barrier");
+}
+
+const char *comm_library(void)
+{
+    return comm_libname[0] ? comm_libname : "csn";
+}
+
+const char *comm_transport(void)
+{
+    return csn_transport_name();
+}
+
+size_t comm_max_len(void)
+{
+    return (size_t)1 << 48;
+}
+
+const char *comm_status_string(int status)
+{
+    return csn_status_string((csn_status)status);
+}
+
+static int comm_rank_of(csn_netid id)
+{
+    for (int r = 0; r < comm_np; r++)
+        if (comm_ids[r] == id)
+            return r;
+    return -1;
+}
+
+/* Records the completion csn_test reported in the oldest pending request it can be. */
+static void comm_record(int is_send, csn_netid id, void *buf, csn_status op)
+{
+    int from = comm_rank_of(id);
+    for (size_t i = 0; i < comm_npending; i++) {
+        comm_req *r = comm_pending[i];
+        if (r->buf != buf || r->is_send != is_send)
+            continue;
+        if (r->peer >= 0 && r->peer != from)
+            continue;
+        r->peer = from;
+        r->status = (int)op;
+        r->opaque[COMM_OPSTATUS] = (uint64_t)op;
+        r->opaque[COMM_COMPLETE] = 1;
+        memmove(&comm_pending[i], &comm_pending[i + 1],
+                (comm_npending - i - 1) * sizeof *comm_pending);
+        comm_npending--;
+        return;
+    }
+    comm_abort(1, "csn_test completed a %s of buffer %p with rank %d that was never posted here",
+               is_send ? "send" : "receive", buf, from);
+}
+
+/* One csn_test: 1 when a completion was recorded, 0 on timeout. */
+static int comm_progress(uint64_t timeout_us)
+{
+    csn_netid id = CSN_NULL_NETID;
+    void *buf = NULL;
+    csn_status op = CSN_OK;
+    csn_status s = csn_test(comm_t, CSN_TX | CSN_RX, timeout_us, &id, &buf, &op);
+    if (s == CSN_TIMEOUT)
+        return 0;
+    if (s != CSN_TX_READY && s != CSN_RX_READY)
+        comm_abort(1, "csn_test: %s", csn_status_string(s));
+    comm_record(s == CSN_TX_READY, id, buf, op);
+    return 1;
+}
+
+/* Progress with a watchdog: gives up after comm_timeout seconds without any completion. */
+static void comm_progress_wait(double *last, int n, const comm_req *r)
+{
+    if (comm_progress(100000))
+        *last = comm_wtime();
+    else if (comm_wtime() - *last > comm_timeout) {
+        for (int i = 0; i < n; i++)
+            if (!r[i].done && !r[i].opaque[COMM_COMPLETE])
+                comm_abort(1,
+                           "no message completed for %.0f s (BENCH_COMM_TIMEOUT); still waiting "
+                           "for a %s of %zu bytes %s rank %d",
+                           comm_timeout, r[i].is_send ? "send" : "receive", r[i].len,
+                           r[i].is_send ? "to" : "from", r[i].peer);
+        comm_abort(1, "no message completed for %.0f s", comm_timeout);
+    }
+}
+
+static void comm_track(comm_req *r)
+{
+    if (comm_npending == comm_cap) {
+        size_t cap = comm_cap ? 2 * comm_cap : 64;
+        comm_req **p = realloc(comm_pending, cap * sizeof *p);
+        if (p == NULL)
+            comm_abort(1, "out of memory for %zu requests", cap);
+        comm_pending = p;
+        comm_cap = cap;
+    }
+    comm_pending[comm_npending++] = r;
+}
+
+static void comm_setup(comm_req *r, void *buf, size_t len, int peer, int is_send)
+{
+    if (peer < -1 || peer >= comm_np || (is_send && peer < 0))
+        comm_abort(1, "%s with bad rank %d (job of %d)", is_send ? "send" : "receive", peer,
+                   comm_np);
+    memset(r, 0, sizeof *r);
+    r->buf = buf;
+    r->len = len;
+    r->peer = peer;
+    r->is_send = is_send;
+}
+
+int comm_isend(const void *buf, size_t len, int dst, comm_req *r)
+{
+    comm_setup(r, (void *)buf, len, dst, 1);
+    for (;;) {
+        csn_status s = csn_tx_nb(comm_t, comm_ids[dst], buf, len);
+        if (s == CSN_OK)
+            break;
+        if (s != CSN_BUSY)
+            comm_abort(1, "csn_tx_nb of %zu bytes to rank %d: %s", len, dst, csn_status_string(s));
+        comm_progress(1000);
+    }
+    comm_track(r);
+    return 0;
+}
+
+int comm_irecv(void *buf, size_t len, int src, comm_req *r)
+{
+    comm_setup(r, buf, len, src, 0);
+    for (;;) {
+        csn_status s = csn_rx_nb_from(comm_t, src < 0 ? CSN_NULL_NETID : comm_ids[src], buf, len,
+                                      &r->len);
+        if (s == CSN_OK)
+            break;
+        if (s != CSN_BUSY)
+            comm_abort(1, "csn_rx_nb of %zu bytes from rank %d: %s", len, src,
+                       csn_status_string(s));
+        comm_progress(1000);
+    }
+    comm_track(r);
+    return 0;
+}
+
+int comm_waitall(int n, comm_req *r)
+{
+    double last = comm_wtime();
+    for (;;) {
+        int all = 1;
+        for (int i = 0; i < n; i++) {
+            if (r[i].done)
+                continue;
+            if (r[i].opaque[COMM_COMPLETE])
+                r[i].done = 1;
+            else
+                all = 0;
+        }
+        if (all)
+            return 0;
+        comm_progress_wait(&last, n, r);
+    }
+}
+
+int comm_waitany(int n, comm_req *r, int *index)
+{
+    double last = comm_wtime();
+    for (;;) {
+        int open = 0;
+        for (int i = 0; i < n; i++) {
+            if (r[i].done)
+                continue;
+            if (r[i].opaque[COMM_COMPLETE]) {
+                r[i].done = 1;
+                *index = i;
+                return 0;
+            }
+            open = 1;
+        }
+        if (!open) {
+            *index = -1;
+            return 0;
+        }
+        comm_progress_wait(&last, n, r);
+    }
+}
+
+int comm_test(comm_req *r)
+{
+    if (!r->done && !r->opaque[COMM_COMPLETE])
+        comm_progress(0);
+    if (r->opaque[COMM_COMPLETE])
+        r->done = 1;
+    return r->done;
+}
+
+int comm_send(const void *buf, size_t len, int dst)
+{
+    comm_req r;
+    comm_isend(buf, len, dst, &r);
+    comm_waitall(1, &r);
+    return r.status;
+}
+
+int comm_recv(void *buf, size_t len, int src, size_t *received, int *from)
+{
+    comm_req r;
+    comm_irecv(buf, len, src, &r);
+    comm_waitall(1, &r);
+    if (received != NULL)
+        *received = r.len;
+    if (from != NULL)
+        *from = r.peer;
+    return r.status;
+}
+
+/* ---- collectives through rank 0 (small, not timed) ---- */
+
+static void comm_send_ok(const void *buf, size_t len, int dst)
+{
+    int st = comm_send(buf, len, dst);
+    if (st != 0)
+        comm_abort(1, "collective send to rank %d: %s", dst, comm_status_string(st));
+}
+
+static void comm_recv_ok(void *buf, size_t len, int src)
+{
+    size_t got = 0;
+    int st = comm_recv(buf, len, src, &got, NULL);
+    if (st != 0 || got != len)
+        comm_abort(1, "collective receive from rank %d: %s (%zu of %zu bytes)", src,
+                   comm_status_string(st), got, len);
+}
+
+void comm_gather_doubles(const double *v, int n, double *all)
+{
+    size_t bytes = (size_t)n * sizeof *v;
+    if (comm_me != 0) {
+        comm_send_ok(v, bytes, 0);
+        return;
+    }
+    memcpy(all, v, bytes);
+    for (int r = 1; r < comm_np; r++)
+        comm_recv_ok(all + (size_t)r * (size_t)n, bytes, r);
+}
+
+void comm_gather_double(double v, double *all)
+{
+    comm_gather_doubles(&v, 1, all);
+}
+
+void comm_gather_str(const char *s, char *all, size_t each)
+{
+    char *mine = calloc(1, each);
+    if (mine == NULL)
+        comm_abort(1, "out of memory");
+    snprintf(mine, each, "%s", s);
+    if (comm_me != 0) {
+        comm_send_ok(mine, each, 0);
+    } else {
+        memcpy(all, mine, each);
+        for (int r = 1; r < comm_np; r++)
+            comm_recv_ok(all + (size_t)r * each, each, r);
+    }
+    free(mine);
+}
+
+void comm_bcast_int(int *v, int n)
+{
+    size_t bytes = (size_t)n * sizeof *v;
+    if (comm_me != 0) {
+        comm_recv_ok(v, bytes, 0);
+        return;
+    }
+    for (int r = 1; r < comm_np; r++)
+        comm_send_ok(v, bytes, r);
+}
+
+enum comm_op { COMM_MAX, COMM_MIN, COMM_SUM };
+
+static double comm_allreduce(double v, enum comm_op op)
+{
+    if (comm_me != 0) {
+        comm_send_ok(&v, sizeof v, 0);
+        comm_recv_ok(&v, sizeof v, 0);
+        return v;
+    }
+    for (int r = 1; r < comm_np; r++) {
+        double x;
+        comm_recv_ok(&x, sizeof x, r);
+        if (op == COMM_MAX)
+            v = x > v ? x : v;
+        else if (op == COMM_MIN)
+            v = x < v ? x : v;
+        else
+            v += x;
+    }
+    for (int r = 1; r < comm_np; r++)
+        comm_send_ok(&v, sizeof v, r);
+    return v;
+}
+
+double comm_allreduce_max(double v)
+{
+    return comm_allreduce(v, COMM_MAX);
+}
+
+double comm_allreduce_min(double v)
+{
+    return comm_allreduce(v, COMM_MIN);
+}
+
+double comm_allreduce_sum(double v)
+{
+    return comm_allreduce(v, COMM_SUM);
+}

@@ -1,0 +1,270 @@
+/* logp_report.c: prints logp's table (microseconds, one row per size, then the LogGP summary and checks) and writes the JSON. */
+#include "logp_report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#define US 1e6
+
+void logp_report_header(FILE *out, const logp_meta *m)
+{
+    fprintf(out, "# logp: LogGP parameters between rank 0 (%s) and rank 1 (%s)\n", m->hosts,
+            m->hosts + sizeof m->hosts / 2);
+    fprintf(out, "# library %s, transport %s\n", m->library, m->transport);
+    fprintf(out, "# times in us; stop rule: 95%% interval of the median within %g%% of it, or "
+                 "%g s per measurement; clock read %.3f us, subtracted\n",
+            m->rel * 100, m->cap, m->clock_cost * US);
+    fprintf(out, "# o_s: parametrised round trip; o_r: seed-003 polling method; :dir direct, "
+                 ":prtt parametrised round trip; acc%%: o_r runs accepted by the filter\n");
+    fprintf(out, "# flags: S o_s estimates >2x apart, R o_r estimates >2x apart, f seed o_r "
+                 "undetected (direct used), c time cap reached\n");
+    fprintf(out, "%8s %9s %9s %9s %9s %9s %9s %5s %9s %9s  %s\n", "size", "rtt/2", "o_s",
+            "o_s:dir", "o_r", "o_r:dir", "o_r:prtt", "acc%", "g", "L", "flags");
+    fflush(out);
+}
+
+void logp_report_row(FILE *out, const logp_row *r)
+{
+    char size[32], flags[8];
+    size_t nf = 0;
+    logp_format_size(r->size, size, sizeof size);
+    if (r->os_disagree)
+        flags[nf++] = 'S';
+    if (r->or_disagree)
+        flags[nf++] = 'R';
+    if (r->or_fallback)
+        flags[nf++] = 'f';
+    if (r->capped)
+        flags[nf++] = 'c';
+    flags[nf] = '\0';
+    double acc = r->or_candidates ? 100.0 * (double)r->or_accepted / (double)r->or_candidates : 0;
+    fprintf(out, "%8s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %5.0f %9.3f %9.3f  %s\n", size,
+            r->half_rtt.v * US, r->os.v * US, r->os_direct.median * US,
+            r->or_seed_valid ? r->or_seed.median * US : NAN, r->or_direct.median * US,
+            r->or_prtt.v * US, acc, r->g.v * US, r->L.v * US, flags);
+    fflush(out);
+}
+
+void logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, size_t n,
+                         const logp_loggp *f)
+{
+    char small[32], large[32];
+    const logp_row *s = &rows[f->small];
+    logp_format_size(s->size, small, sizeof small);
+    logp_format_size(rows[f->large].size, large, sizeof large);
+    fprintf(out, "# LogGP (at %s B): L = %.3f us, o_s = %.3f us, o_r = %.3f us\n", small,
+            s->L.v * US, s->os.v * US, s->o_r.v * US);
+    if (f->fit_ok && f->split > 0) {
+        char brk[32];
+        logp_format_size(rows[f->split].size, brk, sizeof brk);
+        fprintf(out,
+                "# fit of g against size (weights 1/g^2), two pieces with the break chosen by "
+                "least squares: below %s B g = %.3f us + %.4f ns/B (R^2 %.3f), from %s B "
+                "g = %.3f us + %.4f ns/B (R^2 %.3f)\n",
+                brk, f->low.a * US, f->low.b * 1e9, f->low.r2, brk, f->high.a * US,
+                f->high.b * 1e9, f->high.r2);
+    } else if (f->fit_ok) {
+        fprintf(out, "# fit of g against size (weights 1/g^2), one line over %zu sizes: g = %.3f "
+                     "us + %.4f ns/B (R^2 %.3f)\n",
+                f->low.n, f->low.a * US, f->low.b * 1e9, f->low.r2);
+    }
+    if (f->fit_ok)
+        fprintf(out, "# LogGP: g(0) = %.3f us, G = %.4f ns/B (+- %.4f), 1/G = %.2f GB/s\n",
+                f->g0 * US, f->G * 1e9, f->high.se_b * 1e9, f->bw_G / 1e9);
+    else
+        fprintf(out, "# fit of g against size: needs two sizes with a positive gap\n");
+    if (isfinite(f->bw_pingpong) && isfinite(f->bw_G))
+        fprintf(out,
+                "# check: 1/G = %.2f GB/s vs ping-pong bandwidth at %s B (size / (rtt/2)) = "
+                "%.2f GB/s: %.0f%% apart (known answer: within 15%%)\n",
+                f->bw_G / 1e9, large, f->bw_pingpong / 1e9, f->bw_diff * 100);
+    fprintf(out,
+            "# check: L + o_s + o_r = %.3f us = half round trip at %s B (%.3f us); compare with "
+            "pingpong's small-message latency (known answer: within 15%%)\n",
+            f->lso * US, small, f->half_rtt * US);
+    for (size_t i = 0; i < n; i++) {
+        const logp_row *r = &rows[i];
+        char sz[32];
+        logp_format_size(r->size, sz, sizeof sz);
+        if (r->os_disagree)
+            fprintf(out, "# %s B: o_s estimates disagree by more than 2x: prtt %.3f, direct "
+                         "%.3f us\n",
+                    sz, r->os_prtt.v * US, r->os_direct.median * US);
+        if (r->or_disagree)
+            fprintf(out, "# %s B: o_r estimates disagree by more than 2x: seed %.3f, direct "
+                         "%.3f, prtt %.3f us\n",
+                    sz, r->or_seed_valid ? r->or_seed.median * US : NAN,
+                    r->or_direct.median * US, r->or_prtt.v * US);
+    }
+    fprintf(out, "# %zu sizes in %.1f s\n", n, m->elapsed);
+    fflush(out);
+}
+
+/* JSON numbers: NaN and infinities become null. */
+static void logp_json_num(FILE *o, const char *key, double v)
+{
+    if (isfinite(v))
+        fprintf(o, "\"%s\": %.6g", key, v);
+    else
+        fprintf(o, "\"%s\": null", key);
+}
+
+static void logp_json_str(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(o, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(o, "\\u%04x", ch);
+        else
+            fputc(ch, o);
+    }
+    fputc('"', o);
+}
+
+static void logp_json_summary(FILE *o, const char *key, const logp_summary *s)
+{
+    fprintf(o, "\"%s\": {\"n\": %zu, ", key, s->n);
+    logp_json_num(o, "median", s->median);
+    fputs(", ", o);
+    logp_json_num(o, "ci_lo", s->ci_lo);
+    fputs(", ", o);
+    logp_json_num(o, "ci_hi", s->ci_hi);
+    fputs(", ", o);
+    logp_json_num(o, "q1", s->q1);
+    fputs(", ", o);
+    logp_json_num(o, "q3", s->q3);
+    fputs(", ", o);
+    logp_json_num(o, "min", s->min);
+    fputs(", ", o);
+    logp_json_num(o, "max", s->max);
+    fputs("}", o);
+}
+
+static void logp_json_est(FILE *o, const char *key, const logp_est *e)
+{
+    fprintf(o, "\"%s\": {", key);
+    logp_json_num(o, "value", e->v);
+    fputs(", ", o);
+    logp_json_num(o, "ci_lo", e->lo);
+    fputs(", ", o);
+    logp_json_num(o, "ci_hi", e->hi);
+    fputs("}", o);
+}
+
+int logp_report_json(FILE *o, const char *path, const logp_meta *m, const logp_row *rows,
+                     size_t n, const logp_loggp *f)
+{
+    fputs("{\n  \"benchmark\": \"logp\",\n  \"units\": \"seconds\",\n  \"command\": ", o);
+    char cmd[1024] = "";
+    for (int i = 0; i < m->argc; i++) {
+        if (i)
+            strncat(cmd, " ", sizeof cmd - strlen(cmd) - 1);
+        strncat(cmd, m->argv[i], sizeof cmd - strlen(cmd) - 1);
+    }
+    logp_json_str(o, cmd);
+    fputs(",\n  \"library\": ", o);
+    logp_json_str(o, m->library);
+    fputs(",\n  \"transport\": ", o);
+    logp_json_str(o, m->transport);
+    fputs(",\n  \"hosts\": [", o);
+    logp_json_str(o, m->hosts);
+    fputs(", ", o);
+    logp_json_str(o, m->hosts + sizeof m->hosts / 2);
+    fputs("],\n  ", o);
+    logp_json_num(o, "clock_cost", m->clock_cost);
+    fputs(",\n  ", o);
+    logp_json_num(o, "time_cap", m->cap);
+    fputs(",\n  ", o);
+    logp_json_num(o, "precision", m->rel);
+    fputs(",\n  ", o);
+    logp_json_num(o, "elapsed", m->elapsed);
+    fputs(",\n  \"sizes\": [\n", o);
+    for (size_t i = 0; i < n; i++) {
+        const logp_row *r = &rows[i];
+        fprintf(o, "    {\"size\": %zu, \"stream\": %d, ", r->size, r->k);
+        logp_json_num(o, "delay", r->delay);
+        fputs(", ", o);
+        logp_json_num(o, "delay_real", r->delay_real);
+        fprintf(o, ", \"capped\": %s,\n     ", r->capped ? "true" : "false");
+        logp_json_est(o, "half_rtt", &r->half_rtt);
+        fputs(", ", o);
+        logp_json_est(o, "o_s", &r->os);
+        fputs(", ", o);
+        logp_json_est(o, "o_r", &r->o_r);
+        fputs(",\n     ", o);
+        logp_json_est(o, "g", &r->g);
+        fputs(", ", o);
+        logp_json_est(o, "L", &r->L);
+        fputs(",\n     ", o);
+        logp_json_est(o, "o_s_prtt", &r->os_prtt);
+        fputs(", ", o);
+        logp_json_est(o, "o_r_prtt", &r->or_prtt);
+        fputs(",\n     ", o);
+        logp_json_summary(o, "o_s_direct", &r->os_direct);
+        fputs(",\n     ", o);
+        logp_json_summary(o, "o_r_direct", &r->or_direct);
+        fputs(",\n     ", o);
+        logp_json_summary(o, "o_r_seed", &r->or_seed);
+        fprintf(o, ",\n     \"o_r_seed_filter\": {\"candidates\": %zu, \"accepted\": %zu, "
+                   "\"valid\": %s, ",
+                r->or_candidates, r->or_accepted, r->or_seed_valid ? "true" : "false");
+        logp_json_num(o, "baseline_median", r->filter.base_median);
+        fputs(", ", o);
+        logp_json_num(o, "baseline_iqr", r->filter.base_spread);
+        fputs(", ", o);
+        logp_json_num(o, "lower", r->filter.lower);
+        fputs(", ", o);
+        logp_json_num(o, "upper", r->filter.upper);
+        fputs("},\n     ", o);
+        logp_json_summary(o, "rtt", &r->rtt);
+        fputs(",\n     ", o);
+        logp_json_summary(o, "prtt_1_0", &r->p1);
+        fputs(",\n     ", o);
+        logp_json_summary(o, "prtt_n_0", &r->pn);
+        fputs(",\n     ", o);
+        logp_json_summary(o, "prtt_n_d_send", &r->ps);
+        fputs(",\n     ", o);
+        logp_json_summary(o, "prtt_n_d_recv", &r->pr);
+        fprintf(o, ",\n     \"o_s_disagree\": %s, \"o_r_disagree\": %s}%s\n",
+                r->os_disagree ? "true" : "false", r->or_disagree ? "true" : "false",
+                i + 1 < n ? "," : "");
+    }
+    fputs("  ],\n  \"loggp\": {", o);
+    const logp_row *s = &rows[f->small];
+    fprintf(o, "\"at_size\": %zu, ", s->size);
+    logp_json_num(o, "L", s->L.v);
+    fputs(", ", o);
+    logp_json_num(o, "o_s", s->os.v);
+    fputs(", ", o);
+    logp_json_num(o, "o_r", s->o_r.v);
+    fputs(", ", o);
+    logp_json_num(o, "g0", f->g0);
+    fputs(", ", o);
+    logp_json_num(o, "G", f->G);
+    fputs(", ", o);
+    logp_json_num(o, "G_se", f->high.se_b);
+    fputs(", ", o);
+    logp_json_num(o, "fit_r2_low", f->low.r2);
+    fputs(", ", o);
+    logp_json_num(o, "fit_r2_high", f->high.r2);
+    fprintf(o, ", \"fit_break_size\": %zu,\n    ", f->split ? rows[f->split].size : 0);
+    logp_json_num(o, "bandwidth_G", f->bw_G);
+    fputs(", ", o);
+    logp_json_num(o, "bandwidth_pingpong", f->bw_pingpong);
+    fputs(", ", o);
+    logp_json_num(o, "bandwidth_rel_diff", f->bw_diff);
+    fputs(", ", o);
+    logp_json_num(o, "L_plus_overheads", f->lso);
+    fputs(", ", o);
+    logp_json_num(o, "half_rtt", f->half_rtt);
+    fputs("}\n}\n", o);
+    if (ferror(o) | fclose(o)) {
+        fprintf(stderr, "logp: cannot write --json file '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,28 @@
+/* logp_report.h: logp's table on stdout and its JSON file. */
+#ifndef LOGP_REPORT_H
+#define LOGP_REPORT_H
+
+#include "logp_stats.h"
+
+#include <stdio.h>
+
+typedef struct logp_meta {
+    const char *library, *transport;
+    char hosts[2 * 128]; /* rank 0's host name, then rank 1's, 128 bytes each */
+    double clock_cost;   /* seconds */
+    double cap, rel;     /* the stop rule */
+    double elapsed;      /* seconds for all sizes */
+    int argc;
+    char **argv;
+} logp_meta;
+
+void logp_report_header(FILE *out, const logp_meta *m);
+void logp_report_row(FILE *out, const logp_row *r);
+void logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, size_t n,
+                         const logp_loggp *f);
+/* Writes to o (opened before measuring, so that a bad path fails at once) and closes it.
+ * Returns 0, or -1 after one line on stderr naming path. */
+int logp_report_json(FILE *o, const char *path, const logp_meta *m, const logp_row *rows,
+                     size_t n, const logp_loggp *f);
+
+#endif

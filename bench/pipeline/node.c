@@ -1,0 +1,497 @@
+/* node.c: a node's phases, senders and receivers (processes, or threads with --threads). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "csn.h"
+#include "pipeline.h"
+
+#define PL_TEST_SLICE_US 50000
+
+/* Starts one operation and waits for it in slices, so abort and the timeout are seen.
+ * Returns the operation's status (CSN_OK, CSN_OVERRUN, CSN_PEER_LOST, ...), or
+ * CSN_TIMEOUT after --timeout seconds / when the node aborts (*aborted set). *peer is the
+ * destination of a send; a receive accepts any sender and sets *peer to it. */
+static csn_status pl_xfer(struct pl_ctx *c, csn_transport *t, int is_tx, csn_netid *peer, void *buf,
+                          size_t len, size_t *received, int *aborted)
+{
+    csn_status s = is_tx ? csn_tx_nb(t, *peer, buf, len) : csn_rx_nb(t, buf, len, received);
+    *aborted = 0;
+    if (s != CSN_OK)
+        return s;
+    double t0 = pl_now();
+    for (;;) {
+        csn_netid id;
+        void *b;
+        csn_status op;
+        s = csn_test(t, is_tx ? CSN_TX : CSN_RX, PL_TEST_SLICE_US, &id, &b, &op);
+        if (s == CSN_TX_READY || s == CSN_RX_READY) {
+            if (!is_tx)
+                *peer = id;
+            return op;
+        }
+        if (s != CSN_TIMEOUT)
+            return s;
+        if (atomic_load(&c->n->sh->abort)) {
+            *aborted = 1;
+            return CSN_TIMEOUT;
+        }
+        if (pl_now() - t0 > c->n->o->timeout_s)
+            return CSN_TIMEOUT;
+    }
+}
+
+/* One line for a failed csn operation (quiet when the node is already aborting). */
+static int pl_csn_fail(struct pl_ctx *c, const char *what, csn_status s, int aborted)
+{
+    if (!aborted && !atomic_load(&c->n->sh->abort)) {
+        if (s == CSN_TIMEOUT)
+            fprintf(stderr, "pipeline: %s: %s: no completion within %u s\n", c->who, what,
+                    c->n->o->timeout_s);
+        else
+            fprintf(stderr, "pipeline: %s: %s: %s\n", c->who, what, csn_status_string(s));
+    }
+    pl_abort(c->n->sh, c->n->o->nphase);
+    return 1;
+}
+
+static int pl_open(struct pl_ctx *c, csn_transport **t)
+{
+    csn_status s = csn_open(t);
+    if (s != CSN_OK) {
+        fprintf(stderr,
+                "pipeline: %s: csn_open in a forked process failed: %s (started by csnrun?)\n",
+                c->who, csn_status_string(s));
+        pl_abort(c->n->sh, c->n->o->nphase);
+        return 1;
+    }
+    return 0;
+}
+
+/* Sender j of phase p: drains block j of each filled buffer to receiver <node> of phase
+ * p+1 on node j. */
+static int pl_sender(struct pl_ctx *c, int p, int j)
+{
+    struct pl_node *n = c->n;
+    struct pl_sync *sy = &n->sh->phase[p];
+    csn_transport *t = NULL;
+    csn_netid to;
+    char name[96];
+    int aborted, rc = 1;
+    csn_status s;
+
+    if (pl_open(c, &t))
+        return 1;
+    snprintf(name, sizeof name, "pl.%d.%d.recv.%d", p + 1, j, n->node);
+    s = csn_lookup_name(&to, name);
+    if (s != CSN_OK) {
+        pl_csn_fail(c, name, s, 0);
+        goto out;
+    }
+    /* An empty hello makes the connection before the clock starts (seed: all socket
+     * connections are established first). */
+    char hello = 0;
+    s = pl_xfer(c, t, 1, &to, &hello, 0, NULL, &aborted);
+    if (s != CSN_OK) {
+        pl_csn_fail(c, "hello", s, aborted);
+        goto out;
+    }
+    pl_add_wake(&n->sh->ready, 1);
+
+    uint32_t nn = (uint32_t)n->nnode;
+    uint64_t b = n->o->bufsize;
+    int k = 0;
+    for (uint64_t i = 0; i < n->o->nbuf; i++) {
+        if (pl_wait_ge(c, &sy->filled[k], nn * (uint32_t)(i / 2 + 1), "a filled buffer"))
+            goto out;
+        s = pl_xfer(c, t, 1, &to, pl_buf(n, p, k) + j * b, b, NULL, &aborted);
+        if (s != CSN_OK) {
+            char what[48];
+            snprintf(what, sizeof what, "send of buffer %llu", (unsigned long long)i);
+            pl_csn_fail(c, what, s, aborted);
+            goto out;
+        }
+        pl_add_wake(&sy->drained[k], 1);
+        if (n->o->die_after && i + 1 == n->o->die_after && j == 0 && p == n->o->nphase - 2 &&
+            n->node == n->nnode - 1)
+            raise(SIGKILL);
+        k = !k;
+    }
+    rc = 0;
+out:
+    csn_close(&t);
+    return rc;
+}
+
+/* Receiver j of phase p: fills block j of each free buffer with what sender <node> of
+ * phase p-1 on node j sends. */
+static int pl_receiver(struct pl_ctx *c, int p, int j)
+{
+    struct pl_node *n = c->n;
+    struct pl_sync *sy = &n->sh->phase[p];
+    csn_transport *t = NULL;
+    csn_netid from = CSN_NULL_NETID, sender = CSN_NULL_NETID;
+    char name[96], hello[1];
+    size_t got = 0;
+    int aborted, rc = 1;
+    csn_status s;
+
+    if (pl_open(c, &t))
+        return 1;
+    snprintf(name, sizeof name, "pl.%d.%d.recv.%d", p, n->node, j);
+    s = csn_register_name(t, name);
+    if (s != CSN_OK) {
+        pl_csn_fail(c, name, s, 0);
+        goto out;
+    }
+    /* The hello names our one sender; all data must come from it. (Receives accept any
+     * sender: a transport closed after its last send would not pass a from-filter.) */
+    s = pl_xfer(c, t, 0, &sender, hello, sizeof hello, &got, &aborted);
+    if (s != CSN_OK || got != 0) {
+        pl_csn_fail(c, "hello", s != CSN_OK ? s : CSN_OVERRUN, aborted);
+        goto out;
+    }
+    pl_add_wake(&n->sh->ready, 1);
+
+    uint32_t nn = (uint32_t)n->nnode;
+    uint64_t b = n->o->bufsize;
+    int k = 0;
+    for (uint64_t i = 0; i < n->o->nbuf; i++) {
+        if (pl_wait_ge(c, &sy->drained[k], nn * (uint32_t)(i / 2), "a drained buffer"))
+            goto out;
+        s = pl_xfer(c, t, 0, &from, pl_buf(n, p, k) + j * b, b, &got, &aborted);
+        if (s == CSN_OK && (got != b || from != sender)) {
+            if (!atomic_load(&n->sh->abort))
+                fprintf(stderr,
+                        "pipeline: %s: buffer %llu: %zu bytes from netid %#llx, expected %llu "
+                        "from %#llx\n",
+                        c->who, (unsigned long long)i, got, (unsigned long long)from,
+                        (unsigned long long)b, (unsigned long long)sender);
+            pl_abort(n->sh, n->o->nphase);
+            goto out;
+        }
+        if (s != CSN_OK) {
+            char what[48];
+            snprintf(what, sizeof what, "receive of buffer %llu", (unsigned long long)i);
+            pl_csn_fail(c, what, s, aborted);
+            goto out;
+        }
+        pl_add_wake(&sy->filled[k], 1);
+        k = !k;
+    }
+    rc = 0;
+out:
+    csn_close(&t);
+    return rc;
+}
+
+/* Reads exactly len bytes at off, or writes them; -1 with errno on failure or EOF. */
+static int pl_pio(int fd, int is_write, unsigned char *p, size_t len, uint64_t off)
+{
+    while (len > 0) {
+        ssize_t r = is_write ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+/* First phase: fills buffer k from the source, then lets the senders have it. */
+static int pl_first(struct pl_ctx *c)
+{
+    struct pl_node *n = c->n;
+    struct pl_sync *sy = &n->sh->phase[0];
+    size_t blen = (size_t)n->nnode * n->o->bufsize;
+    uint32_t nn = (uint32_t)n->nnode;
+    unsigned char *mem = NULL;
+    int fd = -1, rc = 1;
+
+    if (n->source_path[0]) {
+        fd = open(n->source_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            fprintf(stderr, "pipeline: %s: %s: %s\n", c->who, n->source_path, strerror(errno));
+            goto fail;
+        }
+    } else {
+        mem = malloc(blen);
+        if (!mem) {
+            fprintf(stderr, "pipeline: %s: out of memory (%zu bytes)\n", c->who, blen);
+            goto fail;
+        }
+        for (size_t q = 0; q < blen; q++)
+            mem[q] = (unsigned char)(q * 131u + (unsigned)n->node * 7u);
+    }
+    if (pl_wait_ge(c, &n->sh->start, 1, "the start signal"))
+        goto fail;
+    int k = 0;
+    for (uint64_t i = 0; i < n->o->nbuf; i++) {
+        if (pl_wait_ge(c, &sy->drained[k], nn * (uint32_t)(i / 2), "a drained buffer"))
+            goto fail;
+        unsigned char *dst = pl_buf(n, 0, k);
+        if (fd >= 0) {
+            if (pl_pio(fd, 0, dst, blen, n->source_off + i * blen)) {
+                fprintf(stderr, "pipeline: %s: reading %s: %s\n", c->who, n->source_path,
+                        strerror(errno));
+                goto fail;
+            }
+        } else {
+            memcpy(dst, mem, blen);
+        }
+        pl_add_wake(&sy->filled[k], nn);
+        k = !k;
+    }
+    /* The seed's last "wait for the senders' signal": every block went out. */
+    uint64_t half = n->o->nbuf / 2;
+    if (pl_wait_ge(c, &sy->drained[0], nn * (uint32_t)(n->o->nbuf - half), "the last sends") ||
+        pl_wait_ge(c, &sy->drained[1], nn * (uint32_t)half, "the last sends"))
+        goto fail;
+    rc = 0;
+fail:
+    if (rc)
+        pl_abort(n->sh, n->o->nphase);
+    if (fd >= 0)
+        close(fd);
+    free(mem);
+    return rc;
+}
+
+/* Last phase: takes each filled buffer to the sink, then gives it back to the receivers. */
+static int pl_last(struct pl_ctx *c)
+{
+    struct pl_node *n = c->n;
+    int p = n->o->nphase - 1;
+    struct pl_sync *sy = &n->sh->phase[p];
+    size_t blen = (size_t)n->nnode * n->o->bufsize;
+    uint32_t nn = (uint32_t)n->nnode;
+    unsigned char *mem = NULL;
+    int fd = -1, rc = 1;
+
+    if (n->sink_path[0]) {
+        fd = open(n->sink_path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) {
+            fprintf(stderr, "pipeline: %s: %s: %s\n", c->who, n->sink_path, strerror(errno));
+            goto fail;
+        }
+    } else {
+        mem = malloc(blen);
+        if (!mem) {
+            fprintf(stderr, "pipeline: %s: out of memory (%zu bytes)\n", c->who, blen);
+            goto fail;
+        }
+    }
+    int k = 0;
+    for (uint64_t i = 0; i < n->o->nbuf; i++) {
+        if (pl_wait_ge(c, &sy->filled[k], nn * (uint32_t)(i / 2 + 1), "a filled buffer"))
+            goto fail;
+        unsigned char *src = pl_buf(n, p, k);
+        if (fd >= 0) {
+            if (pl_pio(fd, 1, src, blen, n->sink_off + i * blen)) {
+                fprintf(stderr, "pipeline: %s: writing %s: %s\n", c->who, n->sink_path,
+                        strerror(errno));
+                goto fail;
+            }
+        } else {
+            memcpy(mem, src, blen);
+        }
+        pl_add_wake(&sy->drained[k], nn);
+        k = !k;
+    }
+    n->sh->t_end = pl_now();
+    pl_add_wake(&n->sh->done, 1);
+    rc = 0;
+fail:
+    if (rc)
+        pl_abort(n->sh, n->o->nphase);
+    if (fd >= 0)
+        close(fd);
+    free(mem);
+    return rc;
+}
+
+static int pl_phase(struct pl_ctx *c, int p);
+
+/* A child thread (--threads): its own context, its result. */
+struct pl_thread {
+    pthread_t id;
+    struct pl_ctx c;
+    enum pl_role role;
+    int p, j, rc, started;
+};
+
+static int pl_run(struct pl_ctx *c, enum pl_role role, int p, int j)
+{
+    switch (role) {
+    case PL_ROLE_PHASE:
+        return pl_phase(c, p);
+    case PL_ROLE_RECEIVER:
+        return pl_receiver(c, p, j);
+    default:
+        return pl_sender(c, p, j);
+    }
+}
+
+static void *pl_thread_main(void *arg)
+{
+    struct pl_thread *t = arg;
+    t->rc = pl_run(&t->c, t->role, t->p, t->j);
+    return NULL;
+}
+
+int pl_children(struct pl_ctx *c, int max)
+{
+    c->kids = calloc((size_t)max, sizeof *c->kids);
+    c->kid_name = calloc((size_t)max, sizeof *c->kid_name);
+    c->th = calloc((size_t)max, sizeof *c->th);
+    if (c->kids && c->kid_name && c->th)
+        return 0;
+    fprintf(stderr, "pipeline: %s: out of memory\n", c->who);
+    return -1;
+}
+
+void pl_children_free(struct pl_ctx *c)
+{
+    free(c->kids);
+    free(c->kid_name);
+    free(c->th);
+    c->kids = NULL;
+    c->kid_name = NULL;
+    c->th = NULL;
+}
+
+/* Starts one child: a process that _exits with the role's result (the parent's atexit
+ * handlers and stdio buffers are not the child's to run), or a thread. */
+int pl_start(struct pl_ctx *c, enum pl_role role, int p, int j)
+{
+    int idx = c->nkids;
+    struct pl_ctx cc = {.n = c->n};
+    if (role == PL_ROLE_PHASE) {
+        snprintf(c->kid_name[idx], sizeof c->kid_name[idx], "phase %d", p);
+        snprintf(cc.who, sizeof cc.who, "node %d phase %d", c->n->node, p);
+    } else {
+        const char *r = role == PL_ROLE_SENDER ? "sender" : "receiver";
+        snprintf(c->kid_name[idx], sizeof c->kid_name[idx], "%s %d", r, j);
+        snprintf(cc.who, sizeof cc.who, "node %d phase %d %s %d", c->n->node, p, r, j);
+    }
+    if (c->n->o->threads) {
+        struct pl_thread *t = &c->th[idx];
+        t->c = cc;
+        t->role = role;
+        t->p = p;
+        t->j = j;
+        int e = pthread_create(&t->id, NULL, pl_thread_main, t);
+        if (e) {
+            fprintf(stderr, "pipeline: %s: pthread_create: %s\n", c->who, strerror(e));
+            return -1;
+        }
+        t->started = 1;
+        c->nkids++;
+        return 0;
+    }
+    pid_t me = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "pipeline: %s: fork: %s\n", c->who, strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        cc.parent = me;
+        if (pl_child_setup(me))
+            _exit(1);
+        _exit(pl_run(&cc, role, p, j));
+    }
+    c->kids[idx] = pid;
+    c->nkids++;
+    c->kids_left++;
+    return 0;
+}
+
+int pl_finish(struct pl_ctx *c, double grace_s)
+{
+    if (!c->n->o->threads)
+        return pl_reap_all(c, grace_s);
+    int rc = 0;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += (time_t)grace_s + 1;
+    for (int i = 0; i < c->nkids; i++) {
+        struct pl_thread *t = &c->th[i];
+        if (!t->started)
+            continue;
+        /* A thread cannot be killed: one stuck (say in a name lookup) is left to the
+         * process exit. */
+        if (pthread_timedjoin_np(t->id, NULL, &dl) != 0)
+            return -2;
+        t->started = 0;
+        if (t->rc) {
+            pl_abort(c->n->sh, c->n->o->nphase);
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+/* One phase: starts its receivers and senders, then plays the first or last phase's part
+ * or (middle phases) just watches its children. */
+static int pl_phase(struct pl_ctx *c, int p)
+{
+    struct pl_node *n = c->n;
+    int last = n->o->nphase - 1;
+    int rc = 1;
+
+    if (pl_children(c, 2 * n->nnode))
+        goto fail;
+    for (int j = 0; j < n->nnode && p > 0; j++)
+        if (pl_start(c, PL_ROLE_RECEIVER, p, j))
+            goto fail;
+    for (int j = 0; j < n->nnode && p < last; j++)
+        if (pl_start(c, PL_ROLE_SENDER, p, j))
+            goto fail;
+
+    if (p == 0)
+        rc = pl_first(c);
+    else if (p == last)
+        rc = pl_last(c);
+    else if (!n->o->threads) {
+        /* Middle phases only watch their children (seed: "step away"). */
+        while (c->kids_left > 0 && !atomic_load(&n->sh->abort)) {
+            if (pl_reap(c))
+                break;
+            struct timespec ts = {0, 20 * 1000 * 1000L};
+            nanosleep(&ts, NULL);
+        }
+        rc = c->kids_left > 0 || atomic_load(&n->sh->abort) ? 1 : 0;
+    } else {
+        rc = 0; /* threads: pl_finish below is the watching */
+    }
+    if (rc)
+        pl_abort(n->sh, n->o->nphase);
+    /* Children finish on their own (normally, or on abort within a wait slice). */
+    int f = pl_finish(c, rc ? 3.0 : (double)n->o->timeout_s);
+    if (f == -2)
+        return 1; /* threads left running: the node process ends them by exiting */
+    if (f)
+        rc = 1;
+    goto out;
+fail:
+    pl_abort(n->sh, n->o->nphase);
+    if (pl_finish(c, 3.0) == -2)
+        return 1;
+    rc = 1;
+out:
+    pl_children_free(c);
+    return rc;
+}

@@ -1,0 +1,202 @@
+/* sync.c: futex waits on the shared counters, with their ways out (abort, timeout, death). */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pipeline.h"
+
+/* How long one futex sleep lasts before the ways out are checked again. */
+#define PL_SLICE_NS (50 * 1000 * 1000L)
+
+volatile sig_atomic_t pl_got_signal;
+static struct pl_shared *pl_sig_sh;
+static int pl_sig_nphase;
+
+double pl_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+unsigned char *pl_buf(const struct pl_node *n, int phase, int k)
+{
+    return n->bufs + (size_t)(2 * phase + k) * n->buf_stride;
+}
+
+/* The mapping is MAP_SHARED, so the futexes must be the shared (non-private) kind. */
+static void pl_futex_wait(_Atomic uint32_t *w, uint32_t seen, long ns)
+{
+    struct timespec ts = {0, ns};
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, seen, &ts, NULL, 0);
+}
+
+static void pl_futex_wake(_Atomic uint32_t *w)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void pl_add_wake(_Atomic uint32_t *w, uint32_t v)
+{
+    atomic_fetch_add_explicit(w, v, memory_order_release);
+    pl_futex_wake(w);
+}
+
+void pl_abort(struct pl_shared *sh, int nphase)
+{
+    atomic_store(&sh->abort, 1);
+    pl_futex_wake(&sh->abort);
+    pl_futex_wake(&sh->ready);
+    pl_futex_wake(&sh->start);
+    pl_futex_wake(&sh->done);
+    for (int p = 0; p < nphase; p++)
+        for (int k = 0; k < 2; k++) {
+            pl_futex_wake(&sh->phase[p].filled[k]);
+            pl_futex_wake(&sh->phase[p].drained[k]);
+        }
+}
+
+static void pl_on_signal(int sig)
+{
+    pl_got_signal = sig;
+    if (pl_sig_sh)
+        pl_abort(pl_sig_sh, pl_sig_nphase);
+}
+
+void pl_install_signals(struct pl_shared *sh, int nphase)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    pl_sig_sh = sh;
+    pl_sig_nphase = nphase;
+    sa.sa_handler = pl_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+static void pl_describe(int st, char *out, size_t cap)
+{
+    if (WIFEXITED(st))
+        snprintf(out, cap, "exited with status %d", WEXITSTATUS(st));
+    else if (WIFSIGNALED(st))
+        snprintf(out, cap, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+        snprintf(out, cap, "ended with wait status %#x", st);
+}
+
+/* Accounts for one reaped child; -1 (and the node aborts) when it failed. */
+static int pl_account(struct pl_ctx *c, pid_t pid, int st)
+{
+    for (int i = 0; i < c->nkids; i++) {
+        if (c->kids[i] != pid)
+            continue;
+        c->kids[i] = 0;
+        c->kids_left--;
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+            return 0;
+        /* Only the first failure of a node is worth a line, the rest follow from it; but
+         * a death by a signal we did not send is always the news (it may be the cause of
+         * an abort that another node saw first). */
+        if (!atomic_load(&c->n->sh->abort) || (WIFSIGNALED(st) && !c->killed)) {
+            char how[96];
+            pl_describe(st, how, sizeof how);
+            fprintf(stderr, "pipeline: %s: %s (pid %d) %s\n", c->who, c->kid_name[i], (int)pid,
+                    how);
+        }
+        pl_abort(c->n->sh, c->n->o->nphase);
+        return -1;
+    }
+    return 0; /* not one of ours (cannot happen: we only fork our kids) */
+}
+
+int pl_reap(struct pl_ctx *c)
+{
+    int rc = 0;
+    while (c->kids_left > 0) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid <= 0)
+            break;
+        if (pl_account(c, pid, st))
+            rc = -1;
+    }
+    return rc;
+}
+
+int pl_reap_all(struct pl_ctx *c, double grace_s)
+{
+    int rc = 0;
+    double deadline = pl_now() + grace_s;
+    int killed = 0;
+    while (c->kids_left > 0) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid > 0) {
+            if (pl_account(c, pid, st))
+                rc = -1;
+            continue;
+        }
+        if (pid < 0 && errno == ECHILD)
+            break;
+        if (!killed && pl_now() > deadline) {
+            /* Stragglers (e.g. stuck in a name lookup) are ended so that nothing outlives us. */
+            for (int i = 0; i < c->nkids; i++)
+                if (c->kids[i] > 0)
+                    kill(c->kids[i], SIGKILL);
+            killed = 1;
+            c->killed = 1;
+            rc = -1;
+        }
+        struct timespec ts = {0, 2 * 1000 * 1000L};
+        nanosleep(&ts, NULL);
+    }
+    return rc;
+}
+
+int pl_wait_ge(struct pl_ctx *c, _Atomic uint32_t *w, uint32_t target, const char *what)
+{
+    struct pl_shared *sh = c->n->sh;
+    double t0 = 0;
+    for (;;) {
+        uint32_t v = atomic_load_explicit(w, memory_order_acquire);
+        if (v >= target)
+            return 0;
+        if (atomic_load(&sh->abort))
+            return -1;
+        if (c->kids_left > 0 && pl_reap(c))
+            return -1;
+        if (c->parent && getppid() != c->parent) {
+            fprintf(stderr, "pipeline: %s: parent process died\n", c->who);
+            pl_abort(sh, c->n->o->nphase);
+            return -1;
+        }
+        double now = pl_now();
+        if (t0 == 0)
+            t0 = now;
+        else if (!c->no_timeout && now - t0 > c->n->o->timeout_s) {
+            fprintf(stderr, "pipeline: %s: timed out after %u s waiting for %s\n", c->who,
+                    c->n->o->timeout_s, what);
+            pl_abort(sh, c->n->o->nphase);
+            return -1;
+        }
+        pl_futex_wait(w, v, PL_SLICE_NS);
+    }
+}
+
+int pl_child_setup(pid_t parent)
+{
+    /* The child dies with its parent, so a killed node leaves nothing behind. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+        return -1;
+    return getppid() == parent ? 0 : -1;
+}

@@ -1,0 +1,228 @@
+#!/bin/bash
+# shm-vs-mpi.sh: csn against Open MPI on this host: pingpong rounds, memcpy reference, two ranks on one core, nettest on 2 cores.
+#
+# usage: bench/shm-vs-mpi.sh BUILD_DIR [ROUNDS]
+#   ROUNDS (default 5): rounds of  csnrun -np 2 pingpong / mpirun -np 2 pingpong-mpi / memcpy-bench,
+#   run alternately so that slow drifts of the machine hit all three alike. Per size, the
+#   figures are medians over the rounds of each round's median, and the ratios medians over
+#   the rounds of the per-round ratios (pairs measured minutes apart, not hours).
+# Environment: PP_ARGS (extra pingpong and memcpy-bench options, e.g. "--max 4M"),
+#   NT_ROUNDS (nettest rounds, default 3), KEEP_DIR (keep the raw outputs there).
+# Needs: pingpong, memcpy-bench, csnrun in BUILD_DIR; pingpong-mpi and mpirun.openmpi for
+# every comparison; nettest, nettest-mpi for the last part (skipped with a message if absent).
+set -u
+
+usage() {
+    sed -n '4,12p' "$0" | sed 's/^# \{0,1\}//'
+}
+case "${1:-}" in
+-h | --help) usage; exit 0 ;;
+"") echo "shm-vs-mpi.sh: missing BUILD_DIR (usage: bench/shm-vs-mpi.sh BUILD_DIR [ROUNDS])" >&2; exit 2 ;;
+esac
+B=$(cd "$1" 2>/dev/null && pwd) || { echo "shm-vs-mpi.sh: no such build directory: $1" >&2; exit 2; }
+ROUNDS=${2:-5}
+case "$ROUNDS" in
+'' | *[!0-9]* | 0) echo "shm-vs-mpi.sh: ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2 ;;
+esac
+NT_ROUNDS=${NT_ROUNDS:-3}
+PP_ARGS=${PP_ARGS:-}
+
+CSNRUN=$B/tools/csnrun/csnrun
+PP=$B/bench/pingpong/pingpong
+PPMPI=$B/bench/pingpong/pingpong-mpi
+MC=$B/bench/pingpong/memcpy-bench
+NT=$B/bench/nettest/nettest
+NTMPI=$B/bench/nettest/nettest-mpi
+MPIRUN=$(command -v mpirun.openmpi || true)
+for f in "$CSNRUN" "$PP" "$PPMPI" "$MC"; do
+    [ -x "$f" ] || { echo "shm-vs-mpi.sh: $f is not built" >&2; exit 2; }
+done
+[ -n "$MPIRUN" ] || { echo "shm-vs-mpi.sh: mpirun.openmpi not found (apt-get install openmpi-bin)" >&2; exit 2; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+if [ -n "${KEEP_DIR:-}" ]; then
+    T=$KEEP_DIR
+    mkdir -p "$T" || exit 2
+else
+    T=$(mktemp -d /tmp/shm-vs-mpi.XXXXXX) || exit 2
+    trap 'rm -rf "$T"' EXIT
+fi
+trap 'exit 130' INT TERM
+
+# Runs one benchmark command with a time limit; on failure prints its output and stops.
+run() {
+    local out=$1
+    shift
+    if ! timeout 600 "$@" >"$out" 2>"$out.err"; then
+        echo "shm-vs-mpi.sh: failed: $*" >&2
+        cat "$out" "$out.err" >&2
+        exit 1
+    fi
+}
+
+echo "# shm-vs-mpi.sh $* -- $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# host: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (other jobs on the machine add noise)"
+echo "# csn: csnrun -np 2 $PP $PP_ARGS   MPI: mpirun.openmpi -np 2 (default binding) $PPMPI $PP_ARGS"
+echo
+
+for r in $(seq 1 "$ROUNDS"); do
+    echo "round $r/$ROUNDS ..." >&2
+    # shellcheck disable=SC2086
+    run "$T/csn.$r.txt" "$CSNRUN" -np 2 "$PP" $PP_ARGS --json "$T/csn.$r.json"
+    # shellcheck disable=SC2086
+    run "$T/mpi.$r.txt" "$MPIRUN" -np 2 "$PPMPI" $PP_ARGS --json "$T/mpi.$r.json"
+    # shellcheck disable=SC2086
+    run "$T/memcpy.$r.txt" "$MC" $PP_ARGS --json "$T/memcpy.$r.json"
+done
+echo "# csn run: $(grep -m1 '^# pingpong' "$T/csn.1.txt" | sed 's/^# pingpong: //')"
+echo "# MPI run: $(grep -m1 '^# pingpong' "$T/mpi.1.txt" | sed 's/^# pingpong: //')"
+echo "# load average after the rounds: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+
+# One result per line in the JSON files: {"size": N, "lat_us": {"median": X, ...}, ...}.
+awk -v rounds="$ROUNDS" '
+function val(line, key,    i, s) {
+    i = index(line, "\"" key "\": {\"median\": ")
+    if (i == 0) return ""
+    s = substr(line, i + length(key) + 14)
+    sub(/[,}].*/, "", s)
+    return s + 0
+}
+function median(a, n,    i, j, t) {
+    if (n == 0) return ""
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+# Median over rounds of metric m of kind k at size s; or of the ratio k1/k2 (per round).
+function med(k, m, s,    r, n, a) {
+    n = 0
+    for (r = 1; r <= rounds; r++) if ((k, r, s, m) in v) a[++n] = v[k, r, s, m]
+    return median(a, n)
+}
+function ratio(k1, m1, k2, m2, s,    r, n, a) {
+    n = 0
+    for (r = 1; r <= rounds; r++)
+        if ((k1, r, s, m1) in v && (k2, r, s, m2) in v && v[k2, r, s, m2] > 0)
+            a[++n] = v[k1, r, s, m1] / v[k2, r, s, m2]
+    return median(a, n)
+}
+function f(x, fmt) { return x == "" ? "-" : sprintf(fmt, x) }
+{
+    if (!match($0, /"size": [0-9]+/)) next
+    s = substr($0, RSTART + 8, RLENGTH - 8) + 0
+    split(FILENAME, p, "/"); split(p[length(p)], q, ".")
+    k = q[1]; r = q[2]
+    if (k == "csn" && r == 1) order[++nsizes] = s
+    x = val($0, "lat_us");      if (x != "") v[k, r, s, "lat"] = x
+    x = val($0, "bw_MBps");     if (x != "") v[k, r, s, "bw"] = x
+    x = val($0, "bibw_MBps");   if (x != "") v[k, r, s, "bibw"] = x
+    x = val($0, "memcpy_MBps"); if (x != "") v[k, r, s, "bw"] = x
+}
+END {
+    printf "# pingpong, %d rounds: medians (latency us, bandwidth MB/s = 1e6 B/s) and median per-round ratios\n", rounds
+    printf "%9s %8s %8s %7s | %9s %9s %9s %7s %7s | %9s %9s %7s\n", "size", "csn_lat", "mpi_lat", "lat c/m", \
+        "csn_bw", "mpi_bw", "memcpy", "bw c/m", "c/mcpy", "csn_bibw", "mpi_bibw", "bibw c/m"
+    for (i = 1; i <= nsizes; i++) {
+        s = order[i]
+        printf "%9d %8s %8s %7s | %9s %9s %9s %7s %7s | %9s %9s %7s\n", s,
+            f(med("csn", "lat", s), "%.2f"), f(med("mpi", "lat", s), "%.2f"), f(ratio("csn", "lat", "mpi", "lat", s), "%.2f"),
+            f(med("csn", "bw", s), "%.0f"), f(med("mpi", "bw", s), "%.0f"), f(med("memcpy", "bw", s), "%.0f"),
+            f(ratio("csn", "bw", "mpi", "bw", s), "%.2f"), f(ratio("csn", "bw", "memcpy", "bw", s), "%.2f"),
+            f(med("csn", "bibw", s), "%.0f"), f(med("mpi", "bibw", s), "%.0f"), f(ratio("csn", "bibw", "mpi", "bibw", s), "%.2f")
+    }
+    print ""
+    print "# goals (for the shared-memory transport; measured as is):"
+    for (i = 1; i <= nsizes; i++) {
+        s = order[i]
+        if (s == 8 || s == 1024) {
+            x = ratio("csn", "lat", "mpi", "lat", s)
+            if (x != "") printf "#   latency %d B: csn/MPI %.2f (goal <= 0.8): %s\n", s, x, x <= 0.8 ? "met" : "NOT met"
+        }
+        if (s >= 65536) {
+            x = ratio("csn", "bw", "mpi", "bw", s)
+            if (x != "") { nbw++; if (x >= 1.0) okbw++; else badbw = badbw " " s }
+        }
+        if (s >= 4194304) {
+            x = ratio("csn", "bw", "memcpy", "bw", s)
+            if (x != "") { nmc++; if (x >= 0.8) okmc++; else badmc = badmc " " s }
+        }
+    }
+    if (nbw) printf "#   bandwidth 64K..: csn/MPI >= 1.0 at %d of %d sizes%s\n", okbw, nbw, badbw == "" ? "" : " (not at" badbw ")"
+    if (nmc) printf "#   bandwidth 4M..: csn/memcpy >= 0.8 at %d of %d sizes%s\n", okmc, nmc, badmc == "" ? "" : " (not at" badmc ")"
+}' "$T"/csn.*.json "$T"/mpi.*.json "$T"/memcpy.*.json
+echo
+
+# Two ranks on one core: both launchers under taskset -c 0 (children inherit the affinity).
+# MPI spins for its time slice (about 4 ms per message here): the batches are calibrated
+# to --sample-ms, so few iterations run, and timeout caps the whole run.
+echo "# two ranks on one core (taskset -c 0), half round trip in us, median (min) of 5 batches"
+ONE="--sizes 8,1K --test lat --samples 5 --sample-ms 20"
+# shellcheck disable=SC2086
+run "$T/one.csn.txt" taskset -c 0 "$CSNRUN" -np 2 "$PP" $ONE
+# shellcheck disable=SC2086
+run "$T/one.mpi.txt" taskset -c 0 "$MPIRUN" -np 2 --bind-to none "$PPMPI" $ONE
+awk '
+FNR == 1 { k++ }
+/^ *[0-9]+ / { lat[k, $1] = $2; mn[k, $1] = $3; it[k, $1] = $4 }
+END {
+    printf "%9s %12s %12s %10s\n", "size", "csn", "MPI", "csn/MPI"
+    n = split("8 1024", sz, " ")
+    for (i = 1; i <= n; i++) {
+        s = sz[i]
+        printf "%9d %12s %12s %10s\n", s, lat[1, s] " (" mn[1, s] ")", lat[2, s] " (" mn[2, s] ")", \
+            (lat[2, s] > 0 ? sprintf("%.4f", lat[1, s] / lat[2, s]) : "-")
+    }
+    if (lat[1, 8] != "") printf "# goal: csn 8 B latency on one core < 10 us: %s (%s us)\n", lat[1, 8] < 10 ? "met" : "NOT met", lat[1, 8]
+}' "$T/one.csn.txt" "$T/one.mpi.txt"
+echo
+
+# nettest, 4 ranks on the 2 cores.
+if [ ! -x "$NT" ] || [ ! -x "$NTMPI" ]; then
+    echo "# nettest: skipped ($NT or $NTMPI is not built)"
+    exit 0
+fi
+NTARGS="uK m1 M1024 K4 R1 T200 Ptotal"
+echo "# nettest 4 ranks on 2 cores: $NTARGS; $NT_ROUNDS rounds alternating, MB/s medians per cell"
+for r in $(seq 1 "$NT_ROUNDS"); do
+    echo "nettest round $r/$NT_ROUNDS ..." >&2
+    # shellcheck disable=SC2086
+    run "$T/nt.csn.$r.txt" "$CSNRUN" -np 4 "$NT" $NTARGS
+    # shellcheck disable=SC2086
+    run "$T/nt.mpi.$r.txt" "$MPIRUN" -np 4 --oversubscribe "$NTMPI" $NTARGS
+done
+awk -v rounds="$NT_ROUNDS" '
+function median(a, n,    i, j, t) {
+    if (n == 0) return ""
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function isnum(x) { return x ~ /^[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/ }
+# Table rows: a size then the six columns, all numeric.
+{
+    split(FILENAME, p, "/"); split(p[length(p)], q, ".")
+    k = q[2]; r = q[3]
+    if (NF != 7) next
+    for (c = 1; c <= 7; c++) if (!isnum($c)) next
+    if (k == "csn" && r == 1) order[++n] = $1
+    for (c = 2; c <= 7; c++) v[k, r, $1, c] = $c
+}
+function med(k, s, c,    r, m, a) { m = 0; for (r = 1; r <= rounds; r++) if ((k, r, s, c) in v) a[++m] = v[k, r, s, c]; return median(a, m) }
+END {
+    split("Star Star2 Chaos Chaos2 Ring Ring2", name, " ")
+    printf "%8s", "size,K"
+    for (c = 2; c <= 7; c++) printf " %17s", name[c - 1] " csn/MPI"
+    print ""
+    for (i = 1; i <= n; i++) {
+        s = order[i]
+        printf "%8s", s
+        for (c = 2; c <= 7; c++) {
+            a = med("csn", s, c); b = med("mpi", s, c)
+            cell = (a == "" || b == "") ? "-" : sprintf("%.0f/%.0f=%.1fx", a, b, b > 0 ? a / b : 0)
+            printf " %17s", cell
+            if (a != "" && b != "") { cells++; if (b > 0 && a >= 2 * b) ok++ }
+        }
+        print ""
+    }
+    printf "# goal: every cell csn >= 2x MPI: %d of %d cells\n", ok, cells
+}' "$T"/nt.csn.*.txt "$T"/nt.mpi.*.txt

@@ -1,0 +1,19 @@
+# tests/netns.cmake: csnrun and libcsn across four network-namespace "hosts" on a shaped bridge (tests/netns/testbed.sh; skipped unless root with ip netns).
+add_executable(netns_probe netns/probe.c)
+target_link_libraries(netns_probe csn_internal)
+add_executable(netns_intruder netns/intruder.c)
+target_link_libraries(netns_intruder csn_internal)
+
+set(CSN_NETNS_ENV
+    "TB_CSNRUN=${CMAKE_BINARY_DIR}/tools/csnrun/csnrun"
+    "TB_HELLO=${CMAKE_BINARY_DIR}/examples/hello"
+    "TB_TEST_MP=$<TARGET_FILE:test_mp>"
+    "TB_NETTEST=${CMAKE_BINARY_DIR}/bench/nettest/nettest"
+    "TB_PROBE=$<TARGET_FILE:netns_probe>"
+    "TB_INTRUDER=$<TARGET_FILE:netns_intruder>")
+foreach(case hello nettest kill refuse rates)
+  add_test(NAME netns_${case} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/netns/testbed.sh ${case})
+  # One testbed at a time: the rates case measures the shaped links.
+  set_tests_properties(netns_${case} PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77
+                       RESOURCE_LOCK csn_netns ENVIRONMENT "${CSN_NETNS_ENV}")
+endforeach()

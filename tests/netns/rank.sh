@@ -1,0 +1,10 @@
+#!/bin/sh
+# rank.sh: wraps a testbed rank: records what csnrun gave it (rank, host, CSN_ADDR, CSN_NS, job id) in $CSN_TB_DIR and, for rank $CSN_TB_VICTIM, schedules its own SIGKILL.
+d=${CSN_TB_DIR:?CSN_TB_DIR is not set}
+printf '%s %s %s %s %s\n' "$CSN_RANK" "$CSN_HOST" "${CSN_ADDR:-none}" "$CSN_NS" "$CSN_JOBID" \
+    >"$d/rank.$CSN_RANK"
+if [ "${CSN_TB_VICTIM:-}" = "$CSN_RANK" ]; then
+    # $$ is this shell, which exec below turns into the program: the program is killed.
+    (sleep "${CSN_TB_DELAY:-2}"; kill -KILL $$) &
+fi
+exec "$@"

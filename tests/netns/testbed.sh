@@ -1,0 +1,326 @@
+#!/bin/bash
+# testbed.sh: four "hosts" (network namespaces) on a shaped Linux bridge (a fifth namespace); runs one csnrun case across them and tears everything down.
+#
+# Usage: testbed.sh CASE     CASE: hello | nettest | kill | refuse | rates
+#        testbed.sh exec COMMAND [ARGS...]   runs COMMAND in host 1 with the testbed up
+#        (TB_HOSTS: hostfile of the 4 hosts, one slot each; TB_NS: the namespace prefix),
+#        e.g. testbed.sh exec sh -c '$TB_CSNRUN --hostfile $TB_HOSTS --rsh "ip netns exec" ...'
+# Programs come from the environment (tests/netns.cmake sets them): TB_CSNRUN, TB_HELLO,
+# TB_TEST_MP, TB_NETTEST, TB_PROBE, TB_INTRUDER. TB_RATE (default 200mbit) is the rate of
+# every host link, each way. Exit 0 pass, 1 fail, 77 skip (not root, no ip netns, no tc,
+# a program not built; rates: no iperf3, or the machine too busy to confirm - see below).
+#
+# The network: namespaces <P>h1..<P>h4 hold veth0 with 10.77.0.N/24; their peers p1..p4 sit on
+# bridge br0 in <P>sw, which also has 10.77.0.254 (the outsider of the refuse case). tbf
+# shapes both ends of every host link, so each host sends and receives at TB_RATE. The
+# addresses exist inside these namespaces only. csnrun runs in <P>h1 and reaches every host,
+# h1 included, through --rsh "ip netns exec" with a hostfile of namespace names.
+set -u
+
+CASE=${1:-}
+RATE=${TB_RATE:-200mbit}
+P="csntb$$"
+SW="${P}sw"
+HOSTS="${P}h1 ${P}h2 ${P}h3 ${P}h4"
+NSALL="$SW $HOSTS"
+TB=
+UP=0
+
+say() { echo "testbed: $*"; }
+skip() { say "SKIP: $*"; teardown; exit 77; }
+fail() { say "FAIL: $*"; [ -n "$TB" ] && [ -d "$TB" ] && tail -n 30 "$TB"/*.err 2>/dev/null; teardown; exit 1; }
+
+# Kills whatever still runs in our namespaces, deletes them and the temporary directory.
+teardown() {
+    local ns pids
+    [ "$UP" = 1 ] || { [ -n "$TB" ] && rm -rf "$TB"; return 0; }
+    for ns in $NSALL; do
+        pids=$(ip netns pids "$ns" 2>/dev/null)
+        [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+    done
+    for ns in $NSALL; do
+        ip netns del "$ns" 2>/dev/null
+    done
+    UP=0
+    [ -n "$TB" ] && rm -rf "$TB"
+    return 0
+}
+trap 'teardown' EXIT
+trap 'teardown; exit 130' INT TERM
+
+need_prog() {
+    [ -n "${2:-}" ] && [ -x "$2" ] || skip "$1 is not built (${2:-unset})"
+}
+
+setup() {
+    local i
+    [ "$(id -u)" = 0 ] || skip "needs root for network namespaces"
+    command -v ip >/dev/null 2>&1 || skip "ip (iproute2) is not installed"
+    command -v tc >/dev/null 2>&1 || skip "tc (iproute2) is not installed"
+    TB=$(mktemp -d "${TMPDIR:-/tmp}/csn-testbed-XXXXXX") || fail "mktemp"
+    mkdir "$TB/tmp" "$TB/run"
+    ip netns add "$SW" 2>"$TB/netns.err" || skip "ip netns add does not work here: $(cat "$TB/netns.err")"
+    UP=1
+    ip -n "$SW" link set lo up || fail "lo in $SW"
+    ip -n "$SW" link add br0 type bridge || skip "no Linux bridge here"
+    for i in 1 2 3 4; do
+        ip netns add "${P}h$i" || fail "ip netns add ${P}h$i"
+        ip link add veth0 netns "${P}h$i" type veth peer name "p$i" netns "$SW" ||
+            fail "veth pair for host $i"
+        ip -n "$SW" link set "p$i" master br0 || fail "p$i on the bridge"
+        ip -n "${P}h$i" addr add "10.77.0.$i/24" dev veth0 || fail "address of host $i"
+        ip -n "${P}h$i" link set lo up || fail "lo in host $i"
+        # Both directions of the link: the host's sending side (TCP there is held back by its
+        # own queue, which never overflows) and the switch port's, where several hosts' flows
+        # meet: its queue holds 400 ms at the rate, so that, like the flow-controlled CS-2
+        # network, the switch does not drop (drops would cost TCP a 200 ms retransmission
+        # timeout, which is TCP's behaviour, not the link's rate).
+        tc -n "${P}h$i" qdisc add dev veth0 root tbf rate "$RATE" burst 64kb latency 50ms ||
+            skip "tc tbf does not work here"
+        tc -n "$SW" qdisc add dev "p$i" root tbf rate "$RATE" burst 64kb latency 400ms ||
+            fail "tbf on p$i"
+        ip -n "$SW" link set "p$i" up || fail "p$i up"
+        ip -n "${P}h$i" link set veth0 up || fail "veth0 up in host $i"
+    done
+    ip -n "$SW" addr add 10.77.0.254/24 dev br0 || fail "bridge address"
+    ip -n "$SW" link set br0 up || fail "bridge up"
+    : >"$TB/hosts1"
+    for i in 1 2 3 4; do echo "${P}h$i" >>"$TB/hosts1"; done
+    printf '%s slots=2\n%s slots=2\n%s\n%s\n' ${HOSTS} >"$TB/hosts2"
+    export TMPDIR="$TB/tmp" CSN_TB_DIR="$TB/run" CSN_LOOKUP_TIMEOUT=20
+    unset CSN_ADDR CSN_IFACE CSN_TRANSPORT
+    say "4 hosts ${P}h1..4 (10.77.0.1-4) on br0 in $SW, every link $RATE each way (tbf)"
+}
+
+# csnrun from host 1 over the four hosts: run_job HOSTFILE LOG ARGS...; sets RC.
+run_job() {
+    local hf=$1 log=$2
+    shift 2
+    ip netns exec "${P}h1" timeout 60 "$TB_CSNRUN" --hostfile "$TB/$hf" --rsh "ip netns exec" \
+        "$@" >"$TB/$log.out" 2>"$TB/$log.err"
+    RC=$?
+}
+
+# What csnrun gave each rank (rank.sh): host, CSN_ADDR, CSN_NS. Rank r runs on host h(r).
+check_ranks() {
+    local n=$1 r host addr ns want_h
+    shift
+    for r in $(seq 0 $((n - 1))); do
+        [ -f "$TB/run/rank.$r" ] || fail "rank $r never started"
+        read -r _ host addr ns _ <"$TB/run/rank.$r"
+        want_h=$1
+        shift
+        [ "$host" = "${P}h$want_h" ] || fail "rank $r ran on '$host', expected ${P}h$want_h"
+        [ "$addr" = "10.77.0.$want_h" ] ||
+            fail "rank $r on host $want_h got CSN_ADDR=$addr, expected 10.77.0.$want_h"
+        case "$ns" in
+        tcp:10.77.0.1:*) ;;
+        *) fail "rank $r got CSN_NS=$ns, expected the name service on tcp:10.77.0.1" ;;
+        esac
+    done
+}
+
+# Nothing of the job is left: no process in any namespace (after a short grace for the
+# last exits), no job directory, no shared-memory file of the job.
+check_clean() {
+    local ns left jobid
+    for _ in $(seq 40); do
+        left=
+        for ns in $NSALL; do left="$left$(ip netns pids "$ns" 2>/dev/null)"; done
+        [ -z "$left" ] && break
+        sleep 0.1
+    done
+    [ -z "$left" ] || fail "processes left in the namespaces: $(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)")"
+    [ -z "$(ls -A "$TB/tmp")" ] || fail "job directories left: $(ls "$TB/tmp")"
+    for f in "$TB"/run/rank.*; do
+        [ -f "$f" ] || continue
+        read -r _ _ _ _ jobid <"$f"
+        if ls /dev/shm/csn."$jobid".* >/dev/null 2>&1; then
+            fail "shared-memory files left: $(ls /dev/shm/csn."$jobid".*)"
+        fi
+    done
+}
+
+case_hello() {
+    need_prog hello "${TB_HELLO:-}"
+    need_prog test_mp "${TB_TEST_MP:-}"
+    # 6 ranks: two on h1, two on h2, one each on h3 and h4 (shared memory and TCP).
+    run_job hosts2 hello -np 6 "$TB_RANKSH" "$TB_HELLO"
+    [ "$RC" = 0 ] || fail "hello across the hosts exited $RC"
+    [ "$(grep -c '^sink received string: Hello world$' "$TB/hello.out")" = 5 ] ||
+        fail "hello: the sink did not get 5 greetings: $(cat "$TB/hello.out")"
+    check_ranks 6 1 1 2 2 3 4
+    check_clean
+    rm -f "$TB"/run/rank.*
+    run_job hosts2 mp -np 6 "$TB_RANKSH" "$TB_TEST_MP" exchange
+    [ "$RC" = 0 ] || fail "test_mp exchange across the hosts exited $RC"
+    check_ranks 6 1 1 2 2 3 4
+    check_clean
+    say "hello and test_mp exchange ran across 4 hosts (6 ranks)"
+}
+
+case_nettest() {
+    need_prog nettest "${TB_NETTEST:-}"
+    run_job hosts1 nettest -np 4 "$TB_RANKSH" "$TB_NETTEST" uK m1 M64 K4 R1 T20 Ptotal
+    [ "$RC" = 0 ] || fail "nettest across 4 hosts exited $RC"
+    grep -q "^64[[:space:]]" "$TB/nettest.out" || fail "nettest printed no row for 64 K"
+    check_ranks 4 1 2 3 4
+    check_clean
+    sed -n '/^Size/,/^64/p' "$TB/nettest.out"
+}
+
+case_kill() {
+    need_prog nettest "${TB_NETTEST:-}"
+    # Rank 2 (host 3) is killed 2 s into a long run: the job ends everywhere.
+    CSN_TB_VICTIM=2 CSN_TB_DELAY=2 run_job hosts1 kill -np 4 "$TB_RANKSH" "$TB_NETTEST" \
+        uK m64 M64 R1 T1000000 Ptotal
+    [ "$RC" != 0 ] || fail "csnrun exited 0 although rank 2 was killed"
+    [ "$RC" != 124 ] || fail "the job did not end after rank 2 was killed (timeout)"
+    grep -q "rank 2 " "$TB/kill.err" || fail "csnrun's messages do not name rank 2: $(cat "$TB/kill.err")"
+    check_clean
+    say "rank 2 killed: csnrun exited $RC; $(grep -m1 'csnrun: rank' "$TB/kill.err")"
+}
+
+case_refuse() {
+    local ep1 ns i
+    need_prog probe "${TB_PROBE:-}"
+    need_prog intruder "${TB_INTRUDER:-}"
+    ip netns exec "${P}h1" timeout 60 "$TB_CSNRUN" --hostfile "$TB/hosts1" --rsh "ip netns exec" \
+        -np 4 "$TB_RANKSH" "$TB_PROBE" "$TB/run" >"$TB/refuse.out" 2>"$TB/refuse.err" &
+    local job=$!
+    for i in $(seq 300); do
+        [ -f "$TB/run/ready" ] && break
+        kill -0 $job 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -f "$TB/run/ready" ] || { kill $job 2>/dev/null; wait $job; fail "the probe job did not come up"; }
+    ep1=$(sed -n 's/^1 .*|tcp:\([0-9.]*:[0-9]*\)|.*/\1/p' "$TB/run/ep")
+    ns=$(sed -n 's/^tcp:\([0-9.]*:[0-9]*\)$/\1/p' "$TB/run/ns")
+    [ -n "$ep1" ] && [ -n "$ns" ] ||
+        { kill $job; wait $job; fail "no TCP endpoints published: $(cat "$TB/run/ep" "$TB/run/ns")"; }
+    say "rank 1 listens on $ep1, the name service on $ns; knocking from $SW (10.77.0.254)"
+    for how in garbage wrongkey; do
+        ip netns exec "$SW" "$TB_INTRUDER" "$how" "$ep1" >>"$TB/intruder.out" 2>&1 ||
+            { touch "$TB/run/go"; wait $job; fail "rank 1 did not refuse ($how): $(cat "$TB/intruder.out")"; }
+    done
+    ip netns exec "$SW" "$TB_INTRUDER" ns "$ns" >>"$TB/intruder.out" 2>&1 ||
+        { touch "$TB/run/go"; wait $job; fail "the name service did not refuse: $(cat "$TB/intruder.out")"; }
+    touch "$TB/run/go"
+    wait $job
+    RC=$?
+    cat "$TB/intruder.out"
+    [ "$RC" = 0 ] || fail "the job failed after the intrusions (exit $RC)"
+    [ "$(grep -c 'probe: rank [0-3] ok' "$TB/refuse.out")" = 4 ] ||
+        fail "not every rank finished its exchange: $(cat "$TB/refuse.out")"
+    grep -q "csn\[1\]: dropping connection .*connection without the job key refused" "$TB/refuse.err" ||
+        fail "rank 1 did not log the refused key: $(cat "$TB/refuse.err")"
+    [ "$(grep -c 'csn\[1\]: dropping connection to process -1' "$TB/refuse.err")" -ge 2 ] ||
+        fail "rank 1 did not log both refusals: $(cat "$TB/refuse.err")"
+    grep -q "name service: closed a connection that did not present the job key" "$TB/refuse.err" ||
+        fail "the name service did not log the refusal: $(cat "$TB/refuse.err")"
+    grep 'refused\|did not present' "$TB/refuse.err"
+    check_ranks 4 1 2 3 4
+    check_clean
+}
+
+# Megabytes per second (10^6) from an iperf3 "... N Mbits/sec ... receiver" line.
+iperf_mbs() {
+    awk '/receiver/ { for (i = 1; i < NF; i++) if ($(i + 1) == "Mbits/sec") print $i / 8 }' "$1" | tail -n 1
+}
+
+case_rates() {
+    local srv ok e lo hi col v status=0 short=""
+    need_prog nettest "${TB_NETTEST:-}"
+    command -v iperf3 >/dev/null 2>&1 || skip "iperf3 is not installed (Debian package iperf3)"
+    command -v awk >/dev/null 2>&1 || skip "awk is missing"
+    # One link's reference: iperf3 from host 1 to host 2, 3 s after a 1 s warm-up.
+    ip netns exec "${P}h2" iperf3 -s -B 10.77.0.2 -p 5201 >"$TB/iperf3s.out" 2>&1 &
+    srv=$!
+    ok=0
+    for _ in $(seq 30); do
+        if ip netns exec "${P}h1" iperf3 -c 10.77.0.2 -p 5201 -t 3 -O 1 -f m >"$TB/iperf3.out" 2>&1; then
+            ok=1
+            break
+        fi
+        sleep 0.2
+    done
+    kill $srv 2>/dev/null
+    wait $srv 2>/dev/null
+    [ $ok = 1 ] || fail "iperf3 between the hosts failed: $(cat "$TB/iperf3.out")"
+    IPERF=$(iperf_mbs "$TB/iperf3.out")
+    [ -n "$IPERF" ] || fail "no rate in iperf3's output: $(cat "$TB/iperf3.out")"
+    # R(local) of the bidirectional tests: rank 0 sends and receives Ni messages of L bytes,
+    # each way at the link rate, so R(local) = 2*Ni*L / (Ni*L/rate) = 2 * the link's payload
+    # rate: the configured rate times 1448/1514 (TCP payload per full Ethernet frame with
+    # timestamps, which tbf counts with the 14-byte header).
+    RATE_MBS=$(awk -v r="$RATE" 'BEGIN {
+        n = r + 0; u = r; sub(/^[0-9.]+/, "", u)
+        m = (u == "gbit") ? 1e9 : (u == "mbit") ? 1e6 : (u == "kbit") ? 1e3 : 1
+        print n * m / 8 / 1e6 }')
+    EXPECT=$(awk -v r="$RATE_MBS" 'BEGIN { printf "%.1f", 2 * r * 1448 / 1514 }')
+    run_job hosts1 rates -np 4 "$TB_RANKSH" "$TB_NETTEST" uM m4 M4 R1 T4 Plocal
+    [ "$RC" = 0 ] || fail "nettest uM m4 M4 across 4 hosts exited $RC"
+    sed -n '/^Size/,/^4[[:space:]]/p' "$TB/rates.out"
+    say "configured $RATE = $RATE_MBS MB/s each way; iperf3 one link: $IPERF MB/s; expected R(local) of Star2, Chaos2, Ring2: $EXPECT MB/s"
+    for col in 3:Star2 5:Chaos2 7:Ring2; do
+        v=$(awk -v c="${col%%:*}" '/^Size/ { h = 1; next } h && /^4[ \t]/ { print $c; exit }' "$TB/rates.out")
+        [ -n "$v" ] || fail "no ${col#*:} value in nettest's table"
+        e=$(awk -v v="$v" -v x="$EXPECT" 'BEGIN { printf "%+.1f", (v - x) / x * 100 }')
+        say "${col#*:}: R(local) $v MB/s, $e % from the expectation"
+        echo "${col#*:} $v $e" >>"$TB/rates.sum"
+        if awk -v v="$v" -v x="$EXPECT" 'BEGIN { exit !(v > x * 1.10) }'; then
+            # Faster than the shaping allows: the measurement or the formula is wrong.
+            status=1
+        elif awk -v v="$v" -v x="$EXPECT" 'BEGIN { exit !(v < x * 0.90) }'; then
+            short="$short ${col#*:}"
+        fi
+    done
+    check_clean
+    echo "iperf3 $IPERF configured $RATE_MBS expected $EXPECT" >>"$TB/rates.sum"
+    [ -n "${TB_RESULTS:-}" ] && cp "$TB/rates.sum" "$TB_RESULTS"
+    [ $status = 0 ] || fail "R(local) above the shaped rate by more than 10%"
+    if [ -n "$short" ]; then
+        # Slower: on this shared 2-core machine usually CPU starvation, not a csn fault.
+        # iperf3 tells: a link that itself falls short means a busy machine.
+        if [ "${CSN_NETNS_STRICT:-0}" = 1 ]; then
+            fail "R(local) more than 10% below the expectation:$short"
+        fi
+        say "SKIP: more than 10% below the expectation:$short (machine busy? iperf3 $IPERF MB/s); CSN_NETNS_STRICT=1 makes this a failure"
+        teardown
+        exit 77
+    fi
+}
+
+TB_RANKSH="$(cd "$(dirname "$0")" && pwd)/rank.sh"
+TB_CSNRUN=${TB_CSNRUN:-}
+case_exec() {
+    TB_HOSTS="$TB/hosts1" TB_NS="$P" TB_CSNRUN="$TB_CSNRUN" ip netns exec "${P}h1" "$@"
+    RC=$?
+    check_clean
+    [ "$RC" = 0 ] || fail "the command exited $RC"
+}
+
+case "$CASE" in
+hello | nettest | kill | refuse | rates) ;;
+exec)
+    shift
+    [ $# -gt 0 ] || { echo "usage: testbed.sh exec COMMAND [ARGS...]" >&2; exit 2; }
+    ;;
+--help | -h)
+    sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
+    exit 0
+    ;;
+*)
+    echo "usage: testbed.sh hello|nettest|kill|refuse|rates|exec (see --help)" >&2
+    exit 2
+    ;;
+esac
+need_prog csnrun "$TB_CSNRUN"
+setup
+"case_$CASE" "$@"
+teardown
+for ns in $NSALL; do
+    ip netns list | grep -qw "$ns" && { say "FAIL: namespace $ns is still there"; exit 1; }
+done
+say "ok ($CASE)"
+exit 0

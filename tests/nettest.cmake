@@ -1,0 +1,94 @@
+# tests/nettest.cmake: nettest's tests: unit tests of the pure code, usage errors, and real runs under csnrun and MPI.
+set(NT_DIR ${CMAKE_CURRENT_SOURCE_DIR}/nettest)
+
+add_executable(test_nettest_unit ${NT_DIR}/test_nettest_unit.c)
+target_include_directories(test_nettest_unit PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(test_nettest_unit PRIVATE nettest_core m)
+add_test(NAME nettest_unit COMMAND test_nettest_unit)
+set_tests_properties(nettest_unit PROPERTIES TIMEOUT 30)
+
+# Launchers for the scripts (launch.sh picks the flags).
+set(NT_ENV "CSNRUN=$<TARGET_FILE_DIR:nettest>/../../tools/csnrun/csnrun" ${CSN_TEST_ENV})
+if(TARGET csnrun)
+  set(NT_ENV "CSNRUN=$<TARGET_FILE:csnrun>" ${CSN_TEST_ENV})
+endif()
+if(MPI_C_FOUND)
+  list(APPEND NT_ENV "MPIEXEC=${MPIEXEC_EXECUTABLE}")
+endif()
+
+# nt_test(NAME KIND TIMEOUT COMMAND...): KIND csn or mpi; the mpi ones skip (77) without MPI.
+function(nt_test name kind timeout)
+  if(kind STREQUAL "mpi" AND NOT MPI_C_FOUND)
+    add_test(NAME ${name} COMMAND sh -c "echo 'MPI not found: skipped'; exit 77")
+  else()
+    add_test(NAME ${name} COMMAND ${ARGN})
+  endif()
+  set(env ${NT_ENV} BENCH_COMM_TIMEOUT=60)
+  if(kind STREQUAL "mpi")
+    # Open MPI itself leaks at exit; LeakSanitizer would fail every MPI run of an ASan build.
+    list(APPEND env ASAN_OPTIONS=detect_leaks=0)
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} SKIP_RETURN_CODE 77
+                       ENVIRONMENT "${env}")
+endfunction()
+
+# Bad parameters: exit status 2 and one line naming the parameter, for both builds.
+# Each entry: test-name|parameter named|arguments (separated by blanks).
+set(NT_BAD
+    "unknown_letter|Z5|Z5"
+    "min_over_max|m|m32 M16"
+    "mult_no_step|K|K1"
+    "negative|T|T-5"
+    "unit|u|uX"
+    "print_mode|P|Pfast"
+    "repeats_zero|R|R0")
+foreach(entry ${NT_BAD})
+  string(REPLACE "|" ";" parts "${entry}")
+  list(GET parts 0 tname)
+  list(GET parts 1 param)
+  list(GET parts 2 words)
+  separate_arguments(words UNIX_COMMAND "${words}")
+  nt_test(nettest_bad_${tname} csn 30 sh ${NT_DIR}/usage_error.sh ${param} direct 1
+          $<TARGET_FILE:nettest> ${words})
+  if(MPI_C_FOUND)
+    nt_test(nettest_mpi_bad_${tname} mpi 30 sh ${NT_DIR}/usage_error.sh ${param} direct 1
+            $<TARGET_FILE:nettest-mpi> ${words})
+  else()
+    nt_test(nettest_mpi_bad_${tname} mpi 30 true)
+  endif()
+endforeach()
+
+# The seed's command (with T100 instead of T1000 to stay quick): its table, best = column maxima.
+set(NT_SEED uK m1 M16 K2 R2 T100 Ptotal)
+nt_test(nettest_seed_csn csn 180 sh ${NT_DIR}/run_case.sh csn 4 $<TARGET_FILE:nettest> 10 6
+        ${NT_SEED})
+# P = 2 (a ring of two is one link), sizes of 0 bytes, average mode.
+nt_test(nettest_p2_zero_csn csn 120 sh ${NT_DIR}/run_case.sh csn 2 $<TARGET_FILE:nettest> 5 1
+        ub m0 M4096 K16 T20 R1 Paverage)
+# P = 3, Chaos off, no payload check, local mode, additive step.
+nt_test(nettest_p3_nocheck_csn csn 120 sh ${NT_DIR}/run_case.sh csn 3 $<TARGET_FILE:nettest> 3 off
+        uK m1 M9 s4 T20 Coff Plocal --no-check)
+# Hundreds of MiB per message, every byte checked.
+nt_test(nettest_big_csn csn 240 sh ${NT_DIR}/run_case.sh csn 2 $<TARGET_FILE:nettest> 1 1
+        uM m256 M256 T2 R1 Ptotal)
+# Setup errors found after start: one process, a missing output directory, too little memory.
+nt_test(nettest_np1_csn csn 60 sh ${NT_DIR}/usage_error.sh np csn 1 $<TARGET_FILE:nettest> T10)
+nt_test(nettest_outdir_csn csn 60 sh ${NT_DIR}/usage_error.sh o csn 2 $<TARGET_FILE:nettest>
+        T10 o/nonexistent-nettest-dir/x.dat)
+nt_test(nettest_nomem_csn csn 60 sh ${NT_DIR}/usage_error.sh M csn 2 $<TARGET_FILE:nettest>
+        uM m1048576 M1048576)
+
+if(MPI_C_FOUND)
+  nt_test(nettest_seed_mpi mpi 180 sh ${NT_DIR}/run_case.sh mpi 4 $<TARGET_FILE:nettest-mpi> 10 6
+          ${NT_SEED})
+  nt_test(nettest_p2_zero_mpi mpi 120 sh ${NT_DIR}/run_case.sh mpi 2 $<TARGET_FILE:nettest-mpi> 5
+          1 ub m0 M4096 K16 T20 R1 Paverage)
+  nt_test(nettest_np1_mpi mpi 60 sh ${NT_DIR}/usage_error.sh np mpi 1
+          $<TARGET_FILE:nettest-mpi> T10)
+  nt_test(nettest_outdir_mpi mpi 60 sh ${NT_DIR}/usage_error.sh o mpi 2
+          $<TARGET_FILE:nettest-mpi> T10 o/nonexistent-nettest-dir/x.dat)
+else()
+  foreach(t nettest_seed_mpi nettest_p2_zero_mpi nettest_np1_mpi nettest_outdir_mpi)
+    nt_test(${t} mpi 10 true)
+  endforeach()
+endif()

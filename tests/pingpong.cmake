@@ -1,0 +1,63 @@
+# tests/pingpong.cmake: pingpong (csn and MPI twin) and memcpy-bench on small sizes: options, table, JSON.
+set(PP_CHECK ${CMAKE_CURRENT_SOURCE_DIR}/examples/run_check.cmake)
+set(PP_SMALL "--max|4K|--samples|3|--sample-ms|1")
+# Sizes 0..4K: 14 rows.
+set(PP_ROWS "^# pingpong|lat_med|\n +0 +[0-9.]+ |\n +4096 +[0-9.]+ ")
+
+if(TARGET memcpy-bench)
+  add_test(NAME pingpong_memcpy_bench
+           COMMAND ${CMAKE_COMMAND}
+                   "-DCMD=$<TARGET_FILE:memcpy-bench>|--sizes|0,8,1K,64K|--samples|3|--sample-ms|1|--json|${CMAKE_CURRENT_BINARY_DIR}/pp-memcpy.json"
+                   -DRC=0 "-DMATCH=bw_med|\n +65536 +[0-9.]+ " -DJSON=${CMAKE_CURRENT_BINARY_DIR}/pp-memcpy.json
+                   -DJSON_RESULTS=4 -P ${PP_CHECK})
+  add_test(NAME pingpong_memcpy_bad_option
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:memcpy-bench>|--min|8M|--max|1K" -DRC=2
+                   -DERR_MATCH=--min -DONE_LINE=1 -P ${PP_CHECK})
+  set_tests_properties(pingpong_memcpy_bench pingpong_memcpy_bad_option PROPERTIES TIMEOUT 30)
+endif()
+
+if(TARGET pingpong)
+  add_test(NAME pingpong_help
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:pingpong>|--help" -DRC=0 -DMATCH=usage
+                   -P ${PP_CHECK})
+  add_test(NAME pingpong_bad_option
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:pingpong>|--test|latency" -DRC=2
+                   -DERR_MATCH=--test -DONE_LINE=1 -P ${PP_CHECK})
+  add_test(NAME pingpong_bad_size
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:pingpong>|--sizes|8,,16" -DRC=2
+                   -DERR_MATCH=--sizes -DONE_LINE=1 -P ${PP_CHECK})
+  # Started alone it is a job of one rank: refused with exit status 2.
+  add_test(NAME pingpong_one_rank
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:pingpong>|--max|8" -DRC=2
+                   "-DERR_MATCH=needs exactly 2 ranks" -P ${PP_CHECK})
+  set_tests_properties(pingpong_help pingpong_bad_option pingpong_bad_size pingpong_one_rank
+                       PROPERTIES TIMEOUT 30 ENVIRONMENT "${CSN_TEST_ENV}")
+  if(TARGET csnrun)
+    add_test(NAME pingpong_csn
+             COMMAND ${CMAKE_COMMAND}
+                     "-DCMD=$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:pingpong>|${PP_SMALL}|--json|${CMAKE_CURRENT_BINARY_DIR}/pp-csn.json"
+                     "-DMATCH=${PP_ROWS}" -DRC=0 -DJSON=${CMAKE_CURRENT_BINARY_DIR}/pp-csn.json
+                     -DJSON_RESULTS=14 -P ${PP_CHECK})
+    set_tests_properties(pingpong_csn PROPERTIES TIMEOUT 60 ENVIRONMENT "${CSN_TEST_ENV}")
+  endif()
+endif()
+
+if(TARGET pingpong-mpi AND MPIEXEC_EXECUTABLE)
+  add_test(NAME pingpong_mpi
+           COMMAND ${CMAKE_COMMAND}
+                   "-DCMD=${MPIEXEC_EXECUTABLE}|${MPIEXEC_NUMPROC_FLAG}|2|$<TARGET_FILE:pingpong-mpi>|${PP_SMALL}|--json|${CMAKE_CURRENT_BINARY_DIR}/pp-mpi.json"
+                   "-DMATCH=${PP_ROWS}" -DRC=0 -DJSON=${CMAKE_CURRENT_BINARY_DIR}/pp-mpi.json
+                   -DJSON_RESULTS=14 -P ${PP_CHECK})
+  # Open MPI itself leaks at exit: LeakSanitizer would fail every MPI run of an ASan build.
+  set_tests_properties(pingpong_mpi PROPERTIES TIMEOUT 60 ENVIRONMENT
+                       "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;ASAN_OPTIONS=detect_leaks=0")
+endif()
+
+# pingpong's traffic pattern straight on the csn API, each message's order and bytes checked.
+add_executable(test_pingpong_window ${CMAKE_CURRENT_SOURCE_DIR}/pingpong/test_pingpong_window.c)
+target_link_libraries(test_pingpong_window PRIVATE csn)
+if(TARGET csnrun)
+  add_test(NAME pingpong_window COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_pingpong_window>)
+  set_tests_properties(pingpong_window PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "${CSN_TEST_ENV}")
+endif()

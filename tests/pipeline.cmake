@@ -1,0 +1,50 @@
+# tests/pipeline.cmake: tests of bench/pipeline (file source and sink checked byte for byte, kills, usage).
+if(TARGET pipeline)
+  add_executable(pl_check ${CMAKE_CURRENT_SOURCE_DIR}/pipeline/pl_check.c)
+  if(TARGET csnrun)
+    set(PL_CSNRUN $<TARGET_FILE:csnrun>)
+  else()
+    set(PL_CSNRUN ${CMAKE_BINARY_DIR}/tools/csnrun/csnrun)
+  endif()
+  set(PL_DIR ${CMAKE_CURRENT_SOURCE_DIR}/pipeline)
+  # Node processes fork after csn_open started the library's progress thread (the pattern
+  # the library supports); ThreadSanitizer refuses threads after such a fork unless told.
+  set(PL_ENV "${CSN_TEST_ENV};TSAN_OPTIONS=die_after_fork=0")
+
+  # NNODE;NPHASE;NBUF;BLOCK[;MODE], kept small: 4 x 5 is 152 processes on 2 cores. MODE
+  # "large" only names a case with blocks above the eager limit; "pernode" uses %r files;
+  # "threads" runs with --threads.
+  foreach(case "1;2;40;4096" "1;3;30;1000" "1;5;20;512" "2;2;30;4096" "2;3;25;1000" "2;5;12;512"
+               "4;2;16;2048" "4;3;12;1000" "4;5;8;256" "2;3;6;262144;large" "2;4;9;3000;pernode"
+               "2;3;25;1000;threads" "4;5;8;256;threads")
+    list(GET case 0 nn)
+    list(GET case 1 np)
+    list(GET case 2 nb)
+    list(GET case 3 bs)
+    set(mode "")
+    set(name pipeline_n${nn}_p${np})
+    list(LENGTH case len)
+    if(len GREATER 4)
+      list(GET case 4 mode)
+      set(name ${name}_${mode})
+    endif()
+    add_test(NAME ${name}
+             COMMAND sh ${PL_DIR}/run_case.sh ${PL_CSNRUN} $<TARGET_FILE:pipeline>
+                     $<TARGET_FILE:pl_check> ${nn} ${np} ${nb} ${bs} ${mode})
+    set_tests_properties(${name} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "${PL_ENV}")
+  endforeach()
+
+  add_test(NAME pipeline_die_sender
+           COMMAND sh ${PL_DIR}/die_case.sh ${PL_CSNRUN} $<TARGET_FILE:pipeline> 2 3 sender)
+  add_test(NAME pipeline_die_rank
+           COMMAND sh ${PL_DIR}/die_case.sh ${PL_CSNRUN} $<TARGET_FILE:pipeline> 2 3 rank)
+  add_test(NAME pipeline_stop_timeout
+           COMMAND sh ${PL_DIR}/die_case.sh ${PL_CSNRUN} $<TARGET_FILE:pipeline> 2 3 stop)
+  set_tests_properties(pipeline_die_sender pipeline_die_rank pipeline_stop_timeout
+                       PROPERTIES TIMEOUT 90
+                       SKIP_RETURN_CODE 77 ENVIRONMENT "${PL_ENV}")
+
+  add_test(NAME pipeline_usage COMMAND sh ${PL_DIR}/usage.sh $<TARGET_FILE:pipeline>)
+  set_tests_properties(pipeline_usage PROPERTIES TIMEOUT 30)
+endif()

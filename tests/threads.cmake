@@ -1,0 +1,32 @@
+# tests/threads.cmake: seed 002 under stress: 16 threads per process, each with its own transport, random traffic, all checked.
+add_executable(test_threads_stress threads/stress.c)
+target_link_libraries(test_threads_stress csn Threads::Threads)
+
+# One process: every peer is a thread of the same process (the in-process path).
+add_test(NAME threads_stress_single
+         COMMAND test_threads_stress --single --threads 16 --seconds 2 --timeout 30)
+set_tests_properties(threads_stress_single PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${CSN_TEST_ENV}")
+
+# Two processes under csnrun: remote peers over the shared connection, and one local peer.
+if(TARGET csnrun)
+  add_test(NAME threads_stress_2proc
+           COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_threads_stress>
+                   --threads 16 --seconds 2 --timeout 30)
+  # The same with one connection per transport (the --conn-per-thread mode of threadtest).
+  add_test(NAME threads_stress_2proc_connpt
+           COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_threads_stress>
+                   --threads 16 --seconds 1 --timeout 30)
+  set_tests_properties(threads_stress_2proc threads_stress_2proc_connpt PROPERTIES TIMEOUT 120
+                       SKIP_RETURN_CODE 77 ENVIRONMENT "${CSN_TEST_ENV}")
+  set_property(TEST threads_stress_2proc_connpt APPEND PROPERTY ENVIRONMENT
+               "CSN_CONN_PER_TRANSPORT=1")
+
+  # threadtest itself, briefly: the benchmark stays runnable, and its checked windows of
+  # 64 eager messages from several threads on one connection load the writer hard.
+  add_test(NAME threads_threadtest_smoke
+           COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:threadtest>
+                   --threads 1,4 --sizes 0,4096,16384,70000 --time 0.1)
+  set_tests_properties(threads_threadtest_smoke PROPERTIES TIMEOUT 60
+                       ENVIRONMENT "${CSN_TEST_ENV}")
+endif()
