@@ -197,6 +197,7 @@ struct csni_proc {
     int64_t window; /* eager credit granted to each peer process */
     unsigned max_ops;
     uint64_t spin_ns;
+    bool oversubscribed;           /* more ranks on this host than CPUs we may run on */
     bool conn_per_transport;
     /* Transports by id. */
     pthread_rwlock_t tlock;

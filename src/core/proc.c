@@ -63,10 +63,11 @@ static void proc_cpus(struct csni_proc *p)
     int ncpu = 1;
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         ncpu = CPU_COUNT(&set);
-    /* More ranks on this host than CPUs to run them: spinning only steals the CPU from the
-     * process we wait for, so hand it over almost at once. */
-    uint64_t def = p->boot.local_size > ncpu ? 2000 : 50000;
-    p->spin_ns = proc_env_u64("CSN_SPIN_US", def / 1000) * 1000;
+    /* More ranks on this host than CPUs to run them: a pure spin only steals the CPU from
+     * the process we wait for. Then the spin phase yields the CPU at every turn (the peer
+     * runs at once, about 1 us per hand-over) and lasts 1 ms before sleeping. */
+    p->oversubscribed = p->boot.local_size > ncpu;
+    p->spin_ns = proc_env_u64("CSN_SPIN_US", p->oversubscribed ? 1000 : 50) * 1000;
 }
 
 void csni_conn_add(struct csni_proc *p, struct csni_conn *c)

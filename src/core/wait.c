@@ -87,7 +87,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
             return CSN_TIMEOUT;
         }
         if (spinning && now < spin_end) {
-            if (p->spin_ns < 10000)
+            if (p->oversubscribed)
                 sched_yield();
             continue;
         }
