@@ -53,6 +53,7 @@ if [ "${KEEP:-0}" = 1 ]; then
     echo "raw outputs kept in $tmp"
 else
     trap 'rm -rf "$tmp"' EXIT
+    trap 'exit 1' INT TERM HUP
 fi
 
 echo "nettest vs nettest-mpi: $np processes, $rounds rounds, parameters: $*"

@@ -13,7 +13,8 @@ set(CSN_NETNS_ENV
     "TB_INTRUDER=$<TARGET_FILE:netns_intruder>")
 foreach(case hello nettest kill refuse rates)
   add_test(NAME netns_${case} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/netns/testbed.sh ${case})
-  # One testbed at a time: the rates case measures the shaped links.
-  set_tests_properties(netns_${case} PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77
+  # One testbed at a time: the rates case measures the shaped links. Every job inside has
+  # its own 40 s limit, so the script ends (and tears down) before ctest would kill it.
+  set_tests_properties(netns_${case} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
                        RESOURCE_LOCK csn_netns ENVIRONMENT "${CSN_NETNS_ENV}")
 endforeach()

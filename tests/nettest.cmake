@@ -71,6 +71,8 @@ nt_test(nettest_p3_nocheck_csn csn 120 sh ${NT_DIR}/run_case.sh csn 3 $<TARGET_F
 # Hundreds of MiB per message, every byte checked.
 nt_test(nettest_big_csn csn 240 sh ${NT_DIR}/run_case.sh csn 2 $<TARGET_FILE:nettest> 1 1
         uM m256 M256 T2 R1 Ptotal)
+# A corrupted byte aborts the run with a message naming rank, peer, size and offset.
+nt_test(nettest_corrupt_csn csn 60 sh ${NT_DIR}/corrupt.sh csn $<TARGET_FILE:nettest>)
 # Setup errors found after start: one process, a missing output directory, too little memory.
 nt_test(nettest_np1_csn csn 60 sh ${NT_DIR}/usage_error.sh np csn 1 $<TARGET_FILE:nettest> T10)
 nt_test(nettest_outdir_csn csn 60 sh ${NT_DIR}/usage_error.sh o csn 2 $<TARGET_FILE:nettest>
@@ -83,12 +85,14 @@ if(MPI_C_FOUND)
           ${NT_SEED})
   nt_test(nettest_p2_zero_mpi mpi 120 sh ${NT_DIR}/run_case.sh mpi 2 $<TARGET_FILE:nettest-mpi> 5
           1 ub m0 M4096 K16 T20 R1 Paverage)
+  nt_test(nettest_corrupt_mpi mpi 60 sh ${NT_DIR}/corrupt.sh mpi $<TARGET_FILE:nettest-mpi>)
   nt_test(nettest_np1_mpi mpi 60 sh ${NT_DIR}/usage_error.sh np mpi 1
           $<TARGET_FILE:nettest-mpi> T10)
   nt_test(nettest_outdir_mpi mpi 60 sh ${NT_DIR}/usage_error.sh o mpi 2
           $<TARGET_FILE:nettest-mpi> T10 o/nonexistent-nettest-dir/x.dat)
 else()
-  foreach(t nettest_seed_mpi nettest_p2_zero_mpi nettest_np1_mpi nettest_outdir_mpi)
+  foreach(t nettest_seed_mpi nettest_p2_zero_mpi nettest_corrupt_mpi nettest_np1_mpi
+            nettest_outdir_mpi)
     nt_test(${t} mpi 10 true)
   endforeach()
 endif()

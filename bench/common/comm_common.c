@@ -1,4 +1,4 @@
-/* comm_common.c: the parts of the benchmark comm layer that do not depend on the backend (clock, host name). */
+/* comm_common.c: the backend-independent part of the bench comm layer (clock, host name). */
 #include <time.h>
 #include <unistd.h>
 

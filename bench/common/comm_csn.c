@@ -1,4 +1,4 @@
-/* comm_csn.c: the benchmark comm layer on csn: one transport per process, ranks found by name, requests matched by buffer. */
+/* comm_csn.c: the bench comm layer on csn: ranks found by name, completions matched by buffer. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,8 +250,8 @@ int comm_irecv(void *buf, size_t len, int src, comm_req *r)
 {
     comm_setup(r, buf, len, src, 0);
     for (;;) {
-        csn_status s = csn_rx_nb_from(comm_t, src < 0 ? CSN_NULL_NETID : comm_ids[src], buf, len,
-                                      &r->len);
+        csn_status s =
+            csn_rx_nb_from(comm_t, src < 0 ? CSN_NULL_NETID : comm_ids[src], buf, len, &r->len);
         if (s == CSN_OK)
             break;
         if (s != CSN_BUSY)

@@ -1,4 +1,4 @@
-/* comm_mpi.c: the benchmark comm layer on MPI (the -mpi twins): one tag, MPI_COMM_WORLD, requests in comm_req. */
+/* comm_mpi.c: the bench comm layer on MPI (the -mpi twins): one tag, MPI_COMM_WORLD. */
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,8 +144,7 @@ int comm_irecv(void *buf, size_t len, int src, comm_req *r)
     int rc = MPI_Irecv(buf, (int)len, MPI_BYTE, src < 0 ? MPI_ANY_SOURCE : src, COMM_TAG,
                        MPI_COMM_WORLD, comm_mreq(r));
     if (rc != MPI_SUCCESS)
-        comm_abort(1, "MPI_Irecv of %zu bytes from rank %d: %s", len, src,
-                   comm_status_string(rc));
+        comm_abort(1, "MPI_Irecv of %zu bytes from rank %d: %s", len, src, comm_status_string(rc));
     return 0;
 }
 

@@ -582,10 +582,10 @@ int main(int argc, char **argv)
     logp_summary unused;
     warm.cap = LOGP_WARMUP_TIME;
     warm.rel = 0;
-    c.size = o.sizes[0];
-    logp_measure(&c, &warm, logp_body_rtt, NULL, &smp, &unused, NULL);
     c.size = maxsize;
     logp_body_rtt(&c);
+    c.size = o.sizes[0];
+    logp_measure(&c, &warm, logp_body_rtt, NULL, &smp, &unused, NULL);
     for (size_t i = 0; i < o.nsizes; i++) {
         c.size = o.sizes[i];
         comm_barrier();

@@ -1,4 +1,4 @@
-/* check.c: nettest's payload pattern: cheap to write and verify, different for every sender, receiver, message and offset. */
+/* check.c: nettest's payload pattern, a function of sender, receiver, message and offset. */
 #include <string.h>
 
 #include "nettest.h"
@@ -36,8 +36,8 @@ void nt_fill(void *buf, size_t len, int from, int to, uint64_t msgno)
         memcpy(p + i, &w, len - i);
 }
 
-size_t nt_verify(const void *buf, size_t len, int from, int to, uint64_t msgno,
-                 unsigned char *got, unsigned char *want)
+size_t nt_verify(const void *buf, size_t len, int from, int to, uint64_t msgno, unsigned char *got,
+                 unsigned char *want)
 {
     const unsigned char *p = buf;
     uint64_t w = check_seed(from, to, msgno);

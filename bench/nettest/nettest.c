@@ -1,4 +1,4 @@
-/* nettest.c: the shell of NETTEST (seed 001): parameters, setup checks, the test loop, the table, the best values. */
+/* nettest.c: NETTEST (seed 001): parameters, setup checks, test loop, table, best values. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -30,8 +30,8 @@ struct nettest_out {
  * process prints a usage error; -1 when not launched. */
 static int nettest_rank_hint(void)
 {
-    static const char *const vars[] = {"CSN_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                       "PMIX_RANK", "SLURM_PROCID"};
+    static const char *const vars[] = {"CSN_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                       "SLURM_PROCID"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
         if (v != NULL && *v != '\0')
@@ -121,8 +121,7 @@ static void nettest_header(FILE *f, const struct nt_params *p, int np, const cha
         fprintf(f, " %s", hosts + (size_t)r * HOST_EACH);
     fprintf(f, "\n\tLibrary: %s, transport %s; payload check %s\n", comm_library(),
             comm_transport(), p->check ? "on (every byte of every message)" : "off (--no-check)");
-    fprintf(f, "\n\tNetwork throughput values in MB/sec (1 MB = 10^6 bytes), %s\n",
-            mode[p->print]);
+    fprintf(f, "\n\tNetwork throughput values in MB/sec (1 MB = 10^6 bytes), %s\n", mode[p->print]);
     fprintf(f, "Size,%c", p->unit);
     for (int t = 0; t < NT_NTESTS; t++)
         fprintf(f, "\t%s", nt_test_names[t]);
@@ -135,6 +134,10 @@ static void nettest_progress_clear(struct nettest_out *o)
     if (o->progress)
         fputs("\r\033[K", stderr);
 }
+
+/* For the test suite only: NETTEST_TEST_CORRUPT=N flips one received byte of message number
+ * N (counted over the whole run) on the last rank, to show that the check catches it. */
+static uint64_t nettest_corrupt_at;
 
 /* The test loop body for one test at one size: T iterations with the check around each. */
 static void nettest_run_one(struct nt_ctx *c, enum nt_test t, const struct nt_params *p,
@@ -150,6 +153,8 @@ static void nettest_run_one(struct nt_ctx *c, enum nt_test t, const struct nt_pa
             c->rlen[peers[k]] = (size_t)-1;
         }
         times[it] = nt_iteration(c, t);
+        if (*msgno == nettest_corrupt_at && c->me == c->np - 1 && n > 0 && c->len > 0)
+            c->rbuf[peers[0]][c->len / 2] ^= 0x5A;
         for (int k = 0; k < n; k++) {
             int j = peers[k];
             unsigned char got = 0, want = 0;
@@ -196,8 +201,7 @@ static FILE *nettest_open(const char *path, const char *param, char *err, size_t
 {
     FILE *f = fopen(path, "w");
     if (f == NULL)
-        snprintf(err, errlen, "%s: cannot open '%s' for writing: %s", param, path,
-                 strerror(errno));
+        snprintf(err, errlen, "%s: cannot open '%s' for writing: %s", param, path, strerror(errno));
     return f;
 }
 
@@ -213,6 +217,9 @@ int main(int argc, char **argv)
     uint64_t msgno = 0;
 
     int hint = nettest_rank_hint();
+    const char *corrupt = getenv("NETTEST_TEST_CORRUPT");
+    if (corrupt != NULL)
+        nettest_corrupt_at = strtoull(corrupt, NULL, 10);
     if (nt_parse(argc, argv, &p, err, sizeof err) != 0) {
         if (hint <= 0)
             fprintf(stderr, "nettest: %s\n", err);
@@ -265,18 +272,18 @@ int main(int argc, char **argv)
             snprintf(err, sizeof err, "M: %llu bytes is more than %s can send in one message (%zu)",
                      (unsigned long long)maxlen, comm_library(), comm_max_len());
             status = 2;
-        } else if ((status = nettest_check_memory(hosts, mem, c.np, maxlen, err, sizeof err)) != 0) {
-            /* err is set */
-        } else if (p.output != NULL &&
-                   (o.out = nettest_open(p.output, "o", err, sizeof err)) == NULL) {
-            status = 2;
-        } else if (p.csv != NULL &&
-                   (o.csv = nettest_open(p.csv, "--csv", err, sizeof err)) == NULL) {
-            status = 2;
-        } else if (p.json != NULL &&
-                   (o.json = nettest_open(p.json, "--json", err, sizeof err)) == NULL) {
-            status = 2;
+        } else {
+            status = nettest_check_memory(hosts, mem, c.np, maxlen, err, sizeof err);
         }
+        if (status == 0 && p.output != NULL &&
+            (o.out = nettest_open(p.output, "o", err, sizeof err)) == NULL)
+            status = 2;
+        if (status == 0 && p.csv != NULL &&
+            (o.csv = nettest_open(p.csv, "--csv", err, sizeof err)) == NULL)
+            status = 2;
+        if (status == 0 && p.json != NULL &&
+            (o.json = nettest_open(p.json, "--json", err, sizeof err)) == NULL)
+            status = 2;
     }
     if (nettest_agree(status) != 0) {
         if (c.me == 0)

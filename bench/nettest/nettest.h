@@ -1,4 +1,4 @@
-/* nettest.h: definitions shared by the parts of nettest (seed 001): parameters, tests, rates, output. */
+/* nettest.h: what the parts of nettest (seed 001) share: parameters, tests, rates, output. */
 #ifndef NETTEST_H
 #define NETTEST_H
 
@@ -15,19 +15,19 @@ enum nt_print { NT_PRINT_AVERAGE, NT_PRINT_TOTAL, NT_PRINT_LOCAL };
 
 /* The command line, parsed (params.c). Sizes are in units of unit_bytes. */
 struct nt_params {
-    char unit;               /* 'b', 'K' or 'M' */
-    size_t unit_bytes;       /* 1, 1024, 1048576 */
-    uint64_t min, max;       /* m, M (units) */
-    uint64_t step;           /* s (units); used only when multiplier < 2 */
-    uint64_t multiplier;     /* K; the sizes grow geometrically when >= 2 */
-    uint64_t repeats;        /* R */
-    uint64_t iterations;     /* T */
-    int chaos;               /* C: 1 run the Chaos tests, 0 skip them */
-    enum nt_print print;     /* P */
-    const char *output;      /* o: NULL for stdout */
-    const char *csv, *json;  /* --csv, --json: NULL when not asked for */
-    int check;               /* 1 check every payload, 0 (--no-check) do not */
-    int help;                /* --help seen */
+    char unit;              /* 'b', 'K' or 'M' */
+    size_t unit_bytes;      /* 1, 1024, 1048576 */
+    uint64_t min, max;      /* m, M (units) */
+    uint64_t step;          /* s (units); used only when multiplier < 2 */
+    uint64_t multiplier;    /* K; the sizes grow geometrically when >= 2 */
+    uint64_t repeats;       /* R */
+    uint64_t iterations;    /* T */
+    int chaos;              /* C: 1 run the Chaos tests, 0 skip them */
+    enum nt_print print;    /* P */
+    const char *output;     /* o: NULL for stdout */
+    const char *csv, *json; /* --csv, --json: NULL when not asked for */
+    int check;              /* 1 check every payload, 0 (--no-check) do not */
+    int help;               /* --help seen */
 };
 
 /* params.c: parse argv[1..argc-1]. Returns 0, or 2 with a one-line message (naming the
@@ -51,9 +51,9 @@ int nt_neighbours(enum nt_test t, int nprocs, int me, int *out);
 /* Ni(P) alone: the number nt_neighbours returns. */
 int nt_nlocal(enum nt_test t, int nprocs, int me);
 /* Rates in MB/s from L bytes per message and the time T of one iteration (seconds). */
-double nt_rate_total(uint64_t len, uint64_t links, double t);  /* 2*L*N(P)/T */
-double nt_rate_avg(uint64_t len, uint64_t links, double t);    /* R(total)/N(P) */
-double nt_rate_local(uint64_t len, int nlocal, double t);      /* 2*L*Ni(P)/T */
+double nt_rate_total(uint64_t len, uint64_t links, double t); /* 2*L*N(P)/T */
+double nt_rate_avg(uint64_t len, uint64_t links, double t);   /* R(total)/N(P) */
+double nt_rate_local(uint64_t len, int nlocal, double t);     /* 2*L*Ni(P)/T */
 /* Statistics of n iteration times (n >= 1); sorts v in place. */
 struct nt_stats {
     double mean, min, median, max;
@@ -61,8 +61,8 @@ struct nt_stats {
 void nt_stats_of(double *v, size_t n, struct nt_stats *s);
 /* The value the table shows for one test: from the global window tglobal (max over ranks
  * of the mean iteration time) for average/total, from rank 0's own mean tlocal0 for local. */
-double nt_table_value(enum nt_print mode, enum nt_test t, int nprocs, uint64_t len,
-                      double tglobal, double tlocal0);
+double nt_table_value(enum nt_print mode, enum nt_test t, int nprocs, uint64_t len, double tglobal,
+                      double tlocal0);
 /* A rate as the table prints it: at most 7 characters (3 significant digits below 1,
  * 2 decimals below 10^4, 1 below 10^5, none above) so that the seed's tab-separated
  * columns stay aligned. */
@@ -77,23 +77,23 @@ uint64_t nt_memory_need(int nprocs, int me, int chaos, uint64_t maxlen, uint64_t
 
 /* output.c: the --csv and --json files (every measured value, and the provenance). */
 struct nt_prov {
-    const char *flavour;     /* "csn" or "MPI" */
-    const char *build_date;  /* as the header prints it */
+    const char *flavour;    /* "csn" or "MPI" */
+    const char *build_date; /* as the header prints it */
     const char *library, *transport;
-    const char *date;        /* start of the run, UTC, ISO 8601 */
-    const char *command;     /* the command line, words separated by blanks */
+    const char *date;    /* start of the run, UTC, ISO 8601 */
+    const char *command; /* the command line, words separated by blanks */
     int nprocs;
-    const char *hosts;       /* host of rank r at hosts + r*host_each */
+    const char *hosts; /* host of rank r at hosts + r*host_each */
     size_t host_each;
     const struct nt_params *p;
 };
 struct nt_result {
-    uint64_t repeat;              /* 1-based */
-    uint64_t len;                 /* message length, bytes */
+    uint64_t repeat; /* 1-based */
+    uint64_t len;    /* message length, bytes */
     enum nt_test test;
     int nprocs;
-    double tglobal;               /* max over ranks of the mean iteration time, seconds */
-    const struct nt_stats *rank;  /* [nprocs]: each rank's iteration times */
+    double tglobal;              /* max over ranks of the mean iteration time, seconds */
+    const struct nt_stats *rank; /* [nprocs]: each rank's iteration times */
 };
 extern const char *const nt_print_names[3];
 void nt_csv_begin(FILE *f, const struct nt_prov *v);
@@ -107,7 +107,7 @@ void nt_json_end(FILE *f, const double *best, const int *have, double total_s);
 void nt_fill(void *buf, size_t len, int from, int to, uint64_t msgno);
 /* Returns the first offset that differs from the pattern, or len when all match; on a
  * mismatch *got and *want hold the bytes at that offset. */
-size_t nt_verify(const void *buf, size_t len, int from, int to, uint64_t msgno,
-                 unsigned char *got, unsigned char *want);
+size_t nt_verify(const void *buf, size_t len, int from, int to, uint64_t msgno, unsigned char *got,
+                 unsigned char *want);
 
 #endif

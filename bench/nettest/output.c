@@ -1,4 +1,4 @@
-/* output.c: nettest's machine-readable results (--csv, --json): every measured value per repeat, size, test and rank, with provenance. */
+/* output.c: nettest's --csv and --json files: every measured value, with provenance. */
 #include <math.h>
 #include <stdio.h>
 
@@ -53,8 +53,8 @@ void nt_csv_begin(FILE *f, const struct nt_prov *v)
 {
     const struct nt_params *p = v->p;
     fprintf(f, "# nettest/%s of %s\n", v->flavour, v->build_date);
-    fprintf(f, "# date: %s\n# command: %s\n# library: %s\n# transport: %s\n", v->date,
-            v->command, v->library, v->transport);
+    fprintf(f, "# date: %s\n# command: %s\n# library: %s\n# transport: %s\n", v->date, v->command,
+            v->library, v->transport);
     fprintf(f, "# processes: %d\n# hosts:", v->nprocs);
     for (int r = 0; r < v->nprocs; r++)
         fprintf(f, " %s", v->hosts + (size_t)r * v->host_each);
@@ -79,8 +79,8 @@ void nt_csv_result(FILE *f, const struct nt_prov *v, const struct nt_result *r)
         fprintf(f, "%llu,%llu,%s,%llu,%d,", (unsigned long long)r->repeat,
                 (unsigned long long)r->len, nt_test_names[r->test], (unsigned long long)links, k);
         output_csv_string(f, v->hosts + (size_t)k * v->host_each);
-        fprintf(f, ",%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g\n", ni, s->mean, s->min,
-                s->median, s->max, r->tglobal, nt_rate_avg(r->len, links, r->tglobal),
+        fprintf(f, ",%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g\n", ni, s->mean, s->min, s->median,
+                s->max, r->tglobal, nt_rate_avg(r->len, links, r->tglobal),
                 nt_rate_total(r->len, links, r->tglobal), nt_rate_local(r->len, ni, s->mean));
     }
 }
@@ -120,7 +120,8 @@ void nt_json_begin(FILE *f, const struct nt_prov *v)
 void nt_json_result(FILE *f, const struct nt_result *r, int first)
 {
     uint64_t links = nt_links(r->test, r->nprocs);
-    fprintf(f, "%s\n    {\"repeat\": %llu, \"size_bytes\": %llu, \"test\": \"%s\", \"links\": %llu, ",
+    fprintf(f,
+            "%s\n    {\"repeat\": %llu, \"size_bytes\": %llu, \"test\": \"%s\", \"links\": %llu, ",
             first ? "" : ",", (unsigned long long)r->repeat, (unsigned long long)r->len,
             nt_test_names[r->test], (unsigned long long)links);
     fputs("\"window_s\": ", f);

@@ -1,4 +1,4 @@
-/* params.c: nettest's command line (seed 001: a letter immediately followed by its value) and its sizes. */
+/* params.c: nettest's command line (seed 001: letter + value) and its message sizes. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,40 +37,42 @@ static int params_number(const char *s, uint64_t *v)
 
 void nt_usage(FILE *f, const char *prog)
 {
-    fprintf(f,
-            "usage: %s [u<unit>] [m<min>] [M<max>] [s<step>] [K<mult>] [R<repeats>] [T<times>]\n"
-            "       [C<on|off>] [P<average|total|local>] [o<file>] [--no-check] [--csv FILE]\n"
-            "       [--json FILE] [--help]\n"
-            "Network test of seed 001 (NETTEST): throughput of the Star, Chaos (full graph) and\n"
-            "Ring topologies with unidirectional (Star, Chaos, Ring) and bidirectional (Star2,\n"
-            "Chaos2, Ring2) exchanges. Run it with at least 2 processes, e.g.\n"
-            "  csnrun -np 4 nettest uK m1 M16 K2 R2 T1000 Ptotal otransfer.dat\n"
-            "Each parameter is a letter immediately followed by its value:\n"
-            "  u  unit of the message lengths: b (bytes), K (1024 bytes), M (1048576 bytes); default K\n"
-            "  m  smallest message length, in units (0 allowed); default 1\n"
-            "  M  largest message length, in units; default 16\n"
-            "  s  additive step between lengths, used only when there is no multiplier (K < 2)\n"
-            "  K  multiplier between lengths (2 or 10 usually); default 2 unless s is given;\n"
-            "     a length of 0 is followed by 1 unit\n"
-            "  R  repeats of the whole test; default 1\n"
-            "  T  iterations of each test routine (the time is their mean); default 1000\n"
-            "  C  Chaos tests on or off (on/off, yes/no, 1/0); default on\n"
-            "  P  print mode: average (per logical link, R(avg)), total (whole network,\n"
-            "     R(total)) or local (of rank 0, the Star centre, R(local)); default average\n"
-            "  o  output file for the results; default the terminal\n"
-            "Options beyond the seed:\n"
-            "  --no-check   do not fill and verify the payloads (by default every byte of every\n"
-            "               message is checked outside the timed window; a bad byte aborts the run)\n"
-            "  --csv FILE   every measured value: per repeat, size, test and rank, the mean, min,\n"
-            "               median and max iteration time, and the rates; provenance as # lines\n"
-            "  --json FILE  the same values and the provenance (hosts, library, transport, options)\n"
-            "  --help       this text\n"
-            "Rates are in MB/s with 1 MB = 10^6 bytes. A logical link is an unordered pair of nodes:\n"
-            "Star has P-1, Chaos P(P-1)/2, Ring P (a ring of two is one link, crossed once each way).\n"
-            "R(total) = 2*L*N(P)/T, R(avg) = R(total)/N(P), R(local) = 2*L*Ni(P)/T, where T is the\n"
-            "largest over ranks of the mean iteration time (rank 0's own for local).\n"
-            "Exit status: 0 success, 2 bad parameters, other values a failed run.\n",
-            prog);
+    fprintf(
+        f,
+        "usage: %s [u<unit>] [m<min>] [M<max>] [s<step>] [K<mult>] [R<repeats>] [T<times>]\n"
+        "       [C<on|off>] [P<average|total|local>] [o<file>] [--no-check] [--csv FILE]\n"
+        "       [--json FILE] [--help]\n"
+        "Network test of seed 001 (NETTEST): throughput of the Star, Chaos (full graph) and\n"
+        "Ring topologies with unidirectional (Star, Chaos, Ring) and bidirectional (Star2,\n"
+        "Chaos2, Ring2) exchanges. Run it with at least 2 processes, e.g.\n"
+        "  csnrun -np 4 nettest uK m1 M16 K2 R2 T1000 Ptotal otransfer.dat\n"
+        "Each parameter is a letter immediately followed by its value:\n"
+        "  u  unit of the message lengths: b (bytes), K (1024 bytes), M (1048576 bytes); default "
+        "K\n"
+        "  m  smallest message length, in units (0 allowed); default 1\n"
+        "  M  largest message length, in units; default 16\n"
+        "  s  additive step between lengths, used only when there is no multiplier (K < 2)\n"
+        "  K  multiplier between lengths (2 or 10 usually); default 2 unless s is given;\n"
+        "     a length of 0 is followed by 1 unit\n"
+        "  R  repeats of the whole test; default 1\n"
+        "  T  iterations of each test routine (the time is their mean); default 1000\n"
+        "  C  Chaos tests on or off (on/off, yes/no, 1/0); default on\n"
+        "  P  print mode: average (per logical link, R(avg)), total (whole network,\n"
+        "     R(total)) or local (of rank 0, the Star centre, R(local)); default average\n"
+        "  o  output file for the results; default the terminal\n"
+        "Options beyond the seed:\n"
+        "  --no-check   do not fill and verify the payloads (by default every byte of every\n"
+        "               message is checked outside the timed window; a bad byte aborts the run)\n"
+        "  --csv FILE   every measured value: per repeat, size, test and rank, the mean, min,\n"
+        "               median and max iteration time, and the rates; provenance as # lines\n"
+        "  --json FILE  the same values and the provenance (hosts, library, transport, options)\n"
+        "  --help       this text\n"
+        "Rates are in MB/s with 1 MB = 10^6 bytes. A logical link is an unordered pair of nodes:\n"
+        "Star has P-1, Chaos P(P-1)/2, Ring P (a ring of two is one link, crossed once each way).\n"
+        "R(total) = 2*L*N(P)/T, R(avg) = R(total)/N(P), R(local) = 2*L*Ni(P)/T, where T is the\n"
+        "largest over ranks of the mean iteration time (rank 0's own for local).\n"
+        "Exit status: 0 success, 2 bad parameters, other values a failed run.\n",
+        prog);
 }
 
 /* The value of a long option given as "--opt FILE" or "--opt=FILE". */
@@ -152,8 +154,12 @@ int nt_parse(int argc, char **argv, struct nt_params *p, char *err, size_t errle
                 return params_fail(err, errlen, "u: unit must be b, K or M (got '%s')", v);
             p->unit = v[0];
             break;
-        case 'm': p->min = n; break;
-        case 'M': p->max = n; break;
+        case 'm':
+            p->min = n;
+            break;
+        case 'M':
+            p->max = n;
+            break;
         case 's':
             p->step = n;
             have_s = 1;
@@ -169,7 +175,8 @@ int nt_parse(int argc, char **argv, struct nt_params *p, char *err, size_t errle
             break;
         case 'T':
             if (n < 1)
-                return params_fail(err, errlen, "T: each routine needs at least one iteration (T1)");
+                return params_fail(err, errlen,
+                                   "T: each routine needs at least one iteration (T1)");
             p->iterations = n;
             break;
         case 'C':
@@ -207,9 +214,9 @@ int nt_parse(int argc, char **argv, struct nt_params *p, char *err, size_t errle
     if (!have_k)
         p->multiplier = have_s ? 1 : 2; /* 1: no multiplier, the step is used */
     if (p->multiplier < 2 && p->step == 0)
-        return params_fail(err, errlen,
-                           "K: multiplier %llu is less than 2 and there is no step s to use instead",
-                           (unsigned long long)p->multiplier);
+        return params_fail(
+            err, errlen, "K: multiplier %llu is less than 2 and there is no step s to use instead",
+            (unsigned long long)p->multiplier);
     if (p->min > p->max)
         return params_fail(err, errlen, "m: minimum length %llu exceeds maximum length M%llu",
                            (unsigned long long)p->min, (unsigned long long)p->max);

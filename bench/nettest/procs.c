@@ -1,4 +1,4 @@
-/* procs.c: nettest's six exchange procedures (Star, Star2, Chaos, Chaos2, Ring, Ring2) exactly as seed 001 describes them. */
+/* procs.c: nettest's six exchange procedures, exactly as seed 001 describes them. */
 #include "procs.h"
 
 /* A completed receive: its status must be ok; the length goes to rlen for the check. */
@@ -117,13 +117,22 @@ double nt_iteration(struct nt_ctx *c, enum nt_test t)
     comm_barrier();
     double t0 = comm_wtime();
     switch (t) {
-    case NT_STAR: procs_star(c, c->nb, n); break;
+    case NT_STAR:
+        procs_star(c, c->nb, n);
+        break;
     case NT_STAR2:
     case NT_CHAOS2:
-    case NT_RING2: procs_bidirectional(c, c->nb, n); break;
-    case NT_CHAOS: procs_chaos(c); break;
-    case NT_RING: procs_ring(c); break;
-    default: break;
+    case NT_RING2:
+        procs_bidirectional(c, c->nb, n);
+        break;
+    case NT_CHAOS:
+        procs_chaos(c);
+        break;
+    case NT_RING:
+        procs_ring(c);
+        break;
+    default:
+        break;
     }
     comm_barrier();
     return comm_wtime() - t0;

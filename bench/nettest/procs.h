@@ -1,4 +1,4 @@
-/* procs.h: the six timed test procedures of nettest (seed 001) over the benchmark comm layer. */
+/* procs.h: the six timed test procedures of nettest (seed 001) over the bench comm layer. */
 #ifndef NETTEST_PROCS_H
 #define NETTEST_PROCS_H
 

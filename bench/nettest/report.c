@@ -1,4 +1,4 @@
-/* report.c: nettest's pure reporting functions: links per topology, the seed's R formulas, statistics, formats. */
+/* report.c: nettest's pure reporting: links per topology, the R formulas, statistics, formats. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +14,16 @@ uint64_t nt_links(enum nt_test t, int nprocs)
         return 0;
     switch (t) {
     case NT_STAR:
-    case NT_STAR2: return p - 1;
+    case NT_STAR2:
+        return p - 1;
     case NT_CHAOS:
-    case NT_CHAOS2: return p * (p - 1) / 2;
+    case NT_CHAOS2:
+        return p * (p - 1) / 2;
     case NT_RING:
-    case NT_RING2: return p == 2 ? 1 : p;
-    default: return 0;
+    case NT_RING2:
+        return p == 2 ? 1 : p;
+    default:
+        return 0;
     }
 }
 
@@ -55,7 +59,8 @@ int nt_neighbours(enum nt_test t, int nprocs, int me, int *out)
         }
         break;
     }
-    default: break;
+    default:
+        break;
     }
     return n;
 }
@@ -66,12 +71,16 @@ int nt_nlocal(enum nt_test t, int nprocs, int me)
         return 0;
     switch (t) {
     case NT_STAR:
-    case NT_STAR2: return me == 0 ? nprocs - 1 : 1;
+    case NT_STAR2:
+        return me == 0 ? nprocs - 1 : 1;
     case NT_CHAOS:
-    case NT_CHAOS2: return nprocs - 1;
+    case NT_CHAOS2:
+        return nprocs - 1;
     case NT_RING:
-    case NT_RING2: return nprocs == 2 ? 1 : 2;
-    default: return 0;
+    case NT_RING2:
+        return nprocs == 2 ? 1 : 2;
+    default:
+        return 0;
     }
 }
 
@@ -108,17 +117,19 @@ void nt_stats_of(double *v, size_t n, struct nt_stats *s)
     s->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-double nt_table_value(enum nt_print mode, enum nt_test t, int nprocs, uint64_t len,
-                      double tglobal, double tlocal0)
+double nt_table_value(enum nt_print mode, enum nt_test t, int nprocs, uint64_t len, double tglobal,
+                      double tlocal0)
 {
     uint64_t links = nt_links(t, nprocs);
     switch (mode) {
-    case NT_PRINT_TOTAL: return nt_rate_total(len, links, tglobal);
+    case NT_PRINT_TOTAL:
+        return nt_rate_total(len, links, tglobal);
     case NT_PRINT_LOCAL:
         /* Rank 0 is the Star centre; in Chaos and Ring every rank has the same Ni(P). */
         return nt_rate_local(len, nt_nlocal(t, nprocs, 0), tlocal0);
     case NT_PRINT_AVERAGE:
-    default: return nt_rate_avg(len, links, tglobal);
+    default:
+        return nt_rate_avg(len, links, tglobal);
     }
 }
 

@@ -99,6 +99,8 @@ int pl_report_json(const char *path, const struct pl_opts *o, int nnode, const s
     pl_json_str(f, csn_transport_name());
     fprintf(f, ",\n  \"job\": ");
     pl_json_str(f, getenv("CSN_JOBID") ? getenv("CSN_JOBID") : "");
+    fprintf(f, ",\n  \"unexpected_limit\": ");
+    pl_json_str(f, getenv("CSN_UNEXPECTED_LIMIT") ? getenv("CSN_UNEXPECTED_LIMIT") : "");
     fprintf(f, ",\n  \"mode\": \"%s\",\n  \"sync\": ", o->threads ? "threads" : "processes");
     pl_json_str(f, PL_SYNC_DESC);
     fprintf(f,

@@ -251,8 +251,12 @@ static csn_status api_rx(csn_transport *t, csn_netid from, void *buf, size_t len
     struct csni_op *op;
     if ((rv = api_check(t)) != CSN_OK || (rv = api_check_buf(buf, len)) != CSN_OK)
         return rv;
-    if (from != CSN_NULL_NETID && (rv = api_check_netid(csni_p, from)) != CSN_OK)
-        return rv;
+    /* A one-source receive may name a transport of this process that has closed since:
+     * its messages may still be queued. Only the form and the process are checked. */
+    if (from != CSN_NULL_NETID &&
+        (!csni_netid_wellformed(from) || csni_netid_tid(from) == CSNI_SYS_TPORT ||
+         (csni_netid_rank(from) != csni_p->me && !csni_p->boot.launched)))
+        return CSN_ILLEGAL_NETID;
     if ((rv = api_new_op(t, blocking, from, buf, len, received, &op)) != CSN_OK)
         return rv;
     if ((rv = csni_post_rx(t, op)) != CSN_OK) {

@@ -198,6 +198,7 @@ struct csni_proc {
     unsigned max_ops;
     uint64_t spin_ns;
     bool oversubscribed;           /* more ranks on this host than CPUs we may run on */
+    int ncpu;                      /* CPUs in our affinity mask */
     bool conn_per_transport;
     /* Transports by id. */
     pthread_rwlock_t tlock;
@@ -240,6 +241,7 @@ extern struct csni_proc *csni_p;
 csn_status csni_proc_get(struct csni_proc **pp);                   /* initialises on first use */
 csn_transport *csni_tport_find(struct csni_proc *p, uint32_t tid); /* returns with t->lock held */
 csn_status csni_tport_create(struct csni_proc *p, csn_transport **out); /* api.c */
+bool csni_tport_exists(struct csni_proc *p, uint32_t tid);
 struct csni_peer *csni_peer_lookup(struct csni_proc *p,
                                    int proc); /* finds or creates; NULL: no memory */
 struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv); /* and connects */

@@ -154,17 +154,17 @@ void csni_unex_free(struct csni_proc *p, struct csni_unex *u)
 
 struct csni_op *csni_op_alloc(csn_transport *t)
 {
-    struct csni_op *op = t->free_ops;
+    struct csni_op *op, **link = &t->free_ops;
     if (t->nops >= csni_p->max_ops)
         return NULL;
-    if (op) {
-        t->free_ops = op->next;
-        /* A CTS written from this op's request may still be finishing on its connection. */
-        while (atomic_load_explicit(&op->sr.queued, memory_order_acquire))
-            sched_yield();
-    } else if (!(op = malloc(sizeof *op))) {
+    /* Skip ops whose request (a CTS) is still owned by a connection's writer; never wait for
+     * one here: the writer's progress may need this transport's lock. */
+    while (*link && atomic_load_explicit(&(*link)->sr.queued, memory_order_acquire))
+        link = &(*link)->next;
+    if ((op = *link) != NULL)
+        *link = op->next;
+    else if (!(op = malloc(sizeof *op)))
         return NULL;
-    }
     memset(op, 0, sizeof *op);
     op->t = t;
     t->nops++;
@@ -428,11 +428,26 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
         if (!u->rxop && match_accepts(op->peer, u->src))
             break;
     if (!u) {
-        if (op->peer != CSN_NULL_NETID && csni_netid_rank(op->peer) != p->me) {
+        if (op->peer != CSN_NULL_NETID && csni_netid_rank(op->peer) == p->me) {
+            /* From a transport of ours that no longer exists, nothing more can come. */
+            if (!csni_tport_exists(p, csni_netid_tid(op->peer))) {
+                csni_complete(t, op, CSN_PEER_LOST);
+                pthread_mutex_unlock(&t->lock);
+                return CSN_OK;
+            }
+        } else if (op->peer != CSN_NULL_NETID) {
             /* A one-source receive from a process already lost can never complete. */
-            csn_status rv;
-            struct csni_peer *pp = csni_peer_get(p, csni_netid_rank(op->peer), &rv);
-            if (pp && pp->lost) {
+            /* Look, don't connect: connecting may block or declare the peer lost, which
+             * takes transport locks, and we hold t's. */
+            struct csni_peer *pp =
+                p->boot.launched ? csni_peer_lookup(p, csni_netid_rank(op->peer)) : NULL;
+            bool lost = false;
+            if (pp) {
+                pthread_mutex_lock(&pp->lock);
+                lost = pp->lost;
+                pthread_mutex_unlock(&pp->lock);
+            }
+            if (lost) {
                 csni_complete(t, op, CSN_PEER_LOST);
                 pthread_mutex_unlock(&t->lock);
                 return CSN_OK;

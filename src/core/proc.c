@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -66,7 +68,10 @@ static void proc_cpus(struct csni_proc *p)
     /* More ranks on this host than CPUs to run them: a pure spin only steals the CPU from
      * the process we wait for. Then the spin phase yields the CPU at every turn (the peer
      * runs at once, about 1 us per hand-over) and lasts 1 ms before sleeping. */
-    p->oversubscribed = p->boot.local_size > ncpu;
+    /* Processes forked by ranks (pipeline stages) are not counted by the launcher: assume
+     * they share the CPUs with more processes than there are. */
+    p->oversubscribed = p->boot.local_size > ncpu || proc_forked;
+    p->ncpu = ncpu;
     p->spin_ns = proc_env_u64("CSN_SPIN_US", p->oversubscribed ? 1000 : 50) * 1000;
 }
 
@@ -103,6 +108,8 @@ static void proc_accept(struct csni_proc *p, int lfd)
                 continue;
             return;
         }
+        int one = 1; /* TCP: no Nagle delay on small frames (fails harmlessly on Unix) */
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         struct csni_conn *c = csni_conn_new(p, fd, NULL, NULL);
         if (!c)
             close(fd);
@@ -261,6 +268,15 @@ csn_transport *csni_tport_find(struct csni_proc *p, uint32_t tid)
         pthread_mutex_lock(&t->lock);
     pthread_rwlock_unlock(&p->tlock);
     return t;
+}
+
+/* Whether transport tid is open, without taking its lock (callers may hold another). */
+bool csni_tport_exists(struct csni_proc *p, uint32_t tid)
+{
+    pthread_rwlock_rdlock(&p->tlock);
+    bool yes = tid < p->ntports && p->tports[tid] != NULL;
+    pthread_rwlock_unlock(&p->tlock);
+    return yes;
 }
 
 /* ---- peers ---- */
@@ -468,7 +484,7 @@ static csn_status proc_key(struct csni_proc *p)
     return CSN_OK;
 }
 
-static csn_status proc_network(struct csni_proc *p, bool forked)
+static csn_status proc_network(struct csni_proc *p)
 {
     csn_status rv;
     char key[32];
@@ -492,13 +508,11 @@ static csn_status proc_network(struct csni_proc *p, bool forked)
                 (unsigned long long)p->shm_ring);
         return CSN_INVALID_ARGUMENT;
     }
-    p->shm_eager = proc_env_u64("CSN_SHM_EAGER", 16384);
+    p->shm_eager = proc_env_u64("CSN_SHM_EAGER", 65536);
     if (p->shm_eager > p->eager_max)
         p->shm_eager = p->eager_max;
     p->cma = proc_env_u64("CSN_CMA", 1) != 0;
     if ((rv = proc_key(p)) != CSN_OK)
-        return rv;
-    if (forked && (rv = csni_names_alloc_proc(&p->me)) != CSN_OK)
         return rv;
     if ((p->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
         (p->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
@@ -566,10 +580,14 @@ static csn_status proc_init(struct csni_proc **out)
     proc_cpus(p);
     if ((rv = csni_names_init(&p->boot)) != CSN_OK)
         goto fail;
-    csni_p = p;
-    if (p->boot.launched && (rv = proc_network(p, forked)) != CSN_OK)
+    if (p->boot.launched && forked && (rv = csni_names_alloc_proc(&p->me)) != CSN_OK)
         goto fail;
+    csni_p = p;
+    /* The system transport exists before our address is published: a peer's first barrier
+     * message may arrive as soon as it can reach us. */
     if ((rv = csni_tport_create(p, &p->sys)) != CSN_OK)
+        goto fail;
+    if (p->boot.launched && (rv = proc_network(p)) != CSN_OK)
         goto fail;
     *out = p;
     return CSN_OK;

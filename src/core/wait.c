@@ -69,10 +69,11 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
                             : now + timeout_us * 1000;
     uint64_t spin_end = now + p->spin_ns;
     bool net = p->epfd >= 0;
-    bool spinning = net;
-
-    if (spinning)
-        atomic_fetch_add(&p->spinners, 1);
+    /* Spin only while there are CPUs for it: threads beyond the CPU count that spin only
+     * delay those that have the messages (many threads sharing one process). */
+    bool spinning = net && atomic_fetch_add(&p->spinners, 1) < p->ncpu;
+    if (net && !spinning)
+        wait_unspin(p);
     for (;;) {
         if (wait_ready(t, want, flags, got))
             break;

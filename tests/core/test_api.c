@@ -257,6 +257,19 @@ static void test_close_with_pending(void)
     CHECK_EQ_STATUS(csn_tx_nb(a, cid, big, 1), CSN_ILLEGAL_NETID);
     CHECK_OK(csn_close(&a));
     CHECK_OK(csn_close(&b));
+    /* messages of a transport that closed since stay receivable by a one-source receive;
+     * once they are taken, such a receive completes with CSN_PEER_LOST */
+    int v = 42, w = 0;
+    CHECK_OK(csn_open(&a));
+    CHECK_OK(csn_open(&b));
+    csn_netid aid = csn_netid_of(a);
+    CHECK_OK(csn_tx(a, csn_netid_of(b), &v, sizeof v));
+    CHECK_OK(csn_close(&a));
+    csn_netid from = aid;
+    CHECK_OK(csn_rx(b, &from, &w, sizeof w, &got));
+    CHECK(w == 42 && from == aid);
+    CHECK_EQ_STATUS(csn_rx(b, &from, &w, sizeof w, &got), CSN_PEER_LOST);
+    CHECK_OK(csn_close(&b));
 }
 
 /* Many threads, each with its own transport, in one process: a ring of blocking exchanges. */

@@ -13,6 +13,17 @@
  * rank) and then DIR/ready; every rank waits for DIR/go (the intruder is done), then sends
  * its rank round the ring (names probe.RANK), checks what it got, meets the others in a barrier and exits 0. */
 
+/* CSN_TB_TRACE=1: each step on stderr, to find where a job stands. */
+static void probe_step(const char *what)
+{
+    static int on = -1;
+
+    if (on < 0)
+        on = getenv("CSN_TB_TRACE") != NULL;
+    if (on)
+        fprintf(stderr, "probe: rank %d: %s\n", csn_job_rank(), what);
+}
+
 static int probe_fail(const char *what, csn_status s)
 {
     fprintf(stderr, "probe: rank %d: %s: %s\n", csn_job_rank(), what, csn_status_string(s));
@@ -86,8 +97,10 @@ int main(int argc, char **argv)
     snprintf(go, sizeof go, "probe.%d", me);
     if ((s = csn_register_name(t, go)) != CSN_OK)
         return probe_fail("register", s);
+    probe_step("registered");
     if ((s = csn_job_barrier(t)) != CSN_OK)
         return probe_fail("first barrier", s);
+    probe_step("first barrier done");
     if (me == 0 && probe_publish(argv[1], size) != 0)
         return 1;
     snprintf(go, sizeof go, "%s/go", argv[1]);
@@ -101,10 +114,12 @@ int main(int argc, char **argv)
     snprintf(go, sizeof go, "probe.%d", (me + 1) % size);
     if ((s = csn_lookup_name(&next, go)) != CSN_OK)
         return probe_fail("lookup of the next rank", s);
+    probe_step("next rank found");
     if ((s = csn_tx_nb(t, next, &me, sizeof me)) != CSN_OK)
         return probe_fail("send", s);
     if ((s = csn_rx(t, &from, &got, sizeof got, &n)) != CSN_OK)
         return probe_fail("receive", s);
+    probe_step("received");
     if ((s = csn_test(t, CSN_TX, CSN_FOREVER, &next, &done, &op)) != CSN_TX_READY || op != CSN_OK)
         return probe_fail("send completion", s == CSN_TX_READY ? op : s);
     if (n != sizeof got || got != (me + size - 1) % size) {
@@ -112,6 +127,7 @@ int main(int argc, char **argv)
                 (me + size - 1) % size);
         return 1;
     }
+    probe_step("sent");
     if ((s = csn_job_barrier(t)) != CSN_OK)
         return probe_fail("last barrier", s);
     printf("probe: rank %d ok\n", me);

@@ -28,7 +28,7 @@ UP=0
 
 say() { echo "testbed: $*"; }
 skip() { say "SKIP: $*"; teardown; exit 77; }
-fail() { say "FAIL: $*"; [ -n "$TB" ] && [ -d "$TB" ] && tail -n 30 "$TB"/*.err 2>/dev/null; teardown; exit 1; }
+fail() { say "FAIL: $*"; [ -n "$TB" ] && [ -d "$TB" ] && tail -n 30 "$TB"/*.err "$TB"/*.out 2>/dev/null; teardown; exit 1; }
 
 # Kills whatever still runs in our namespaces, deletes them and the temporary directory.
 teardown() {
@@ -96,7 +96,7 @@ setup() {
 run_job() {
     local hf=$1 log=$2
     shift 2
-    ip netns exec "${P}h1" timeout 60 "$TB_CSNRUN" --hostfile "$TB/$hf" --rsh "ip netns exec" \
+    ip netns exec "${P}h1" timeout 40 "$TB_CSNRUN" --hostfile "$TB/$hf" --rsh "ip netns exec" \
         "$@" >"$TB/$log.out" 2>"$TB/$log.err"
     RC=$?
 }
@@ -185,7 +185,7 @@ case_refuse() {
     local ep1 ns i
     need_prog probe "${TB_PROBE:-}"
     need_prog intruder "${TB_INTRUDER:-}"
-    ip netns exec "${P}h1" timeout 60 "$TB_CSNRUN" --hostfile "$TB/hosts1" --rsh "ip netns exec" \
+    ip netns exec "${P}h1" timeout 40 "$TB_CSNRUN" --hostfile "$TB/hosts1" --rsh "ip netns exec" \
         -np 4 "$TB_RANKSH" "$TB_PROBE" "$TB/run" >"$TB/refuse.out" 2>"$TB/refuse.err" &
     local job=$!
     for i in $(seq 300); do

@@ -7,6 +7,7 @@ kind=$1 np=$2 prog=$3 rows=$4 links=$5
 shift 5
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nettest-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM HUP
 rc=0
 sh "$here/launch.sh" "$kind" "$np" "$prog" "$@" "o$tmp/transfer.dat" --csv "$tmp/out.csv" \
     --json "$tmp/out.json" >"$tmp/stdout" 2>"$tmp/stderr" || rc=$?

@@ -1,4 +1,4 @@
-/* test_nettest_unit.c: unit tests of nettest's pure parts: parameters, sizes, links, the R formulas on known times, formats, payload check. */
+/* test_nettest_unit.c: nettest's pure parts: parameters, sizes, links, R formulas, formats. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

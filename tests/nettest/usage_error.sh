@@ -7,6 +7,7 @@ param=$1 kind=$2
 shift 2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nettest-usage.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM HUP
 rc=0
 (cd "$tmp" && sh "$here/launch.sh" "$kind" "$@") >"$tmp/stdout" 2>"$tmp/stderr" || rc=$?
 cat "$tmp/stderr"

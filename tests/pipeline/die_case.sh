@@ -20,6 +20,10 @@ ours() {
     done
 }
 
+# A small csn backlog keeps the phases close together, so that no wait outlasts the short
+# --timeout of the stop case while the job is still making progress.
+CSN_UNEXPECTED_LIMIT=1048576
+export CSN_UNEXPECTED_LIMIT
 extra= limit=20
 [ "$mode" = sender ] && extra="--die-after 20"
 [ "$mode" = stop ] && limit=2

@@ -17,6 +17,8 @@ mkdir "$T/tmp" "$T/shm"
 export TMPDIR="$T/tmp" CSN_SHM_DIR="$T/shm" CSN_LOOKUP_TIMEOUT=${CSN_LOOKUP_TIMEOUT:-30}
 unset CSN_RANK CSN_SIZE CSN_NS CSN_JOBKEY CSN_JOBID CSN_JOBDIR CSN_HOST CSN_ADDR
 here=$(cd "$(dirname "$0")" && pwd)
+# Under -DCSN_SANITIZER=address: libpmix's own leftovers are not csn's.
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/lsan.supp"
 case "$how" in
 mpirun)
     command -v mpirun.openmpi >/dev/null 2>&1 || skip "mpirun.openmpi not installed (openmpi-bin)"

@@ -323,13 +323,30 @@ static int st_reap(struct st_thread *t, unsigned flags, uint64_t timeout_us)
     return 1;
 }
 
-/* Waits for one completion of the kinds in flags; a long silence is a failure. */
+/* Waits for one completion of the kinds in flags; a long silence is a failure that says
+ * what the thread still expects from each peer. */
 static void st_reap_wait(struct st_thread *t, unsigned flags, const char *what)
 {
     double until = st_now() + st.timeout;
-    while (!st_reap(t, flags, 200000))
-        if (st_now() > until)
-            st_fail(t, "nothing completed within %.0f s while waiting for %s", st.timeout, what);
+    while (!st_reap(t, flags, 200000)) {
+        if (st_now() <= until)
+            continue;
+        char state[512];
+        size_t n = 0;
+        for (int p = 0; p < t->npeers && n < sizeof state; p++) {
+            int tx = 0;
+            for (int i = 0; i < t->nops; i++)
+                tx += t->ops[i].kind == ST_TX && t->ops[i].peer == p && !t->ops[i].reported;
+            n += (size_t)snprintf(state + n, sizeof state - n,
+                                  "; gid %d: got %d of %d, %d one-source posted, %d sends "
+                                  "pending",
+                                  t->peers[p].gid, t->reported[p], t->nin[p], t->out_spec[p], tx);
+        }
+        st_fail(t,
+                "nothing completed within %.0f s while waiting for %s (flags %u); %d "
+                "any-source posted%s",
+                st.timeout, what, flags, t->out_any, state);
+    }
 }
 
 static unsigned st_rand_flags(struct st_thread *t)

@@ -544,7 +544,7 @@ static void agent_loop(struct agent *a)
 /* Every rank ended: leftovers of the group go, then the guardian; files are removed. */
 static void agent_finish(struct agent *a)
 {
-    int i, s;
+    int i, s, *mine;
 
     if (a->guard > 0) {
         kill(-a->guard, SIGKILL);
@@ -557,7 +557,12 @@ static void agent_finish(struct agent *a)
                 close(a->ranks[i].out[s]);
         }
     }
-    shm_cleanup(a->jobid);
+    if ((mine = malloc((size_t)a->nranks * sizeof *mine)) != NULL) {
+        for (i = 0; i < a->nranks; i++)
+            mine[i] = a->ranks[i].rank;
+        shm_cleanup(a->jobid, mine, a->nranks);
+        free(mine);
+    }
     /* The launcher's directory is the launcher's to remove, unless it is gone (killed). */
     if ((a->own_jobdir || a->lost) && a->jobdir != NULL)
         rm_tree(a->jobdir);

@@ -98,7 +98,9 @@ int proto_sendf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 uint64_t now_ms(void);
 int rm_tree(const char *dir);        /* removes a directory and everything below it */
-void shm_cleanup(const char *jobid); /* unlinks /dev/shm/csn.<jobid>.* */
+/* Unlinks /dev/shm/csn.<jobid>.*: all of them (ranks NULL), or those of a pair with one of
+ * the n ranks (an agent's: other hosts may share /dev/shm, as namespaces on one machine do). */
+void shm_cleanup(const char *jobid, const int *ranks, int n);
 void set_cloexec(int fd);
 void set_nonblock(int fd);
 

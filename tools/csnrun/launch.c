@@ -685,7 +685,7 @@ out:
     csni_ns_destroy(L.ns);
     if (L.jobdir[0] != '\0')
         rm_tree(L.jobdir);
-    shm_cleanup(L.jobid);
+    shm_cleanup(L.jobid, NULL, 0);
     for (i = 0; i < job->nranks; i++) {
         free(L.ranks[i].out[1]);
         free(L.ranks[i].out[2]);

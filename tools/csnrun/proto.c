@@ -217,7 +217,21 @@ int rm_tree(const char *dir)
     return nftw(dir, proto_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-void shm_cleanup(const char *jobid)
+/* Is rank one of ranks[0..n)? A NULL ranks means every rank. */
+static int shm_mine(const int *ranks, int n, int rank)
+{
+    int i;
+
+    if (ranks == NULL)
+        return 1;
+    for (i = 0; i < n; i++) {
+        if (ranks[i] == rank)
+            return 1;
+    }
+    return 0;
+}
+
+void shm_cleanup(const char *jobid, const int *ranks, int n)
 {
     char prefix[128];
     size_t pl;
@@ -235,7 +249,14 @@ void shm_cleanup(const char *jobid)
         return;
     dfd = dirfd(d);
     while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, prefix, pl) == 0)
+        int from = -1, to = -1;
+
+        if (strncmp(e->d_name, prefix, pl) != 0)
+            continue;
+        /* csn.<jobid>.<from>.<to>.<lane>: the pair's processes share a host. */
+        if (ranks != NULL && sscanf(e->d_name + pl, "%d.%d", &from, &to) != 2)
+            continue;
+        if (shm_mine(ranks, n, from) || shm_mine(ranks, n, to))
             unlinkat(dfd, e->d_name, 0);
     }
     closedir(d);
