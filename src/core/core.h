@@ -219,6 +219,8 @@ struct csni_proc {
     _Atomic int spinners;     /* user threads polling in their spin phase */
     _Atomic uint32_t bg_word; /* futex word the progress thread parks on */
     _Atomic bool bg_parked;
+    _Atomic bool kicked;           /* a thread went to sleep: the progress thread must poll */
+    _Atomic uint64_t last_active_ns; /* when a user thread last left a wait */
     _Atomic bool stopping;
     _Atomic uint64_t next_token;
     /* Unexpected-message storage. */

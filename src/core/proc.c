@@ -227,6 +227,7 @@ static void proc_disarm_rings(struct csni_proc *p)
 
 void csni_kick_progress(struct csni_proc *p)
 {
+    atomic_store(&p->kicked, true); /* a sleeper needs the progress thread now */
     if (atomic_load(&p->bg_parked)) {
         atomic_fetch_add(&p->bg_word, 1);
         csni_futex_wake(&p->bg_word);
@@ -236,15 +237,25 @@ void csni_kick_progress(struct csni_proc *p)
 /* The progress thread: while user threads poll in their spin phase it stays parked (waking
  * every 200 us to look), so it never competes with them for a message; otherwise it sleeps
  * in epoll and moves data for everyone: overlap of communication with computation. */
+static bool proc_users_active(struct csni_proc *p)
+{
+    uint64_t last = atomic_load_explicit(&p->last_active_ns, memory_order_relaxed);
+    return atomic_load(&p->spinners) > 0 || csni_now_ns() - last < 200000;
+}
+
 static void *proc_progress_main(void *arg)
 {
     struct csni_proc *p = arg;
     struct epoll_event ev[64];
     while (!atomic_load(&p->stopping)) {
-        if (atomic_load(&p->spinners) > 0) {
+        /* Users polling in the library, or just out of it (in a communication loop they are
+         * back within microseconds): stay parked, so that nobody competes with them for a
+         * message and senders need not ring. A user going to sleep kicks us; a user away
+         * for 200 us computes: then we move its data. */
+        if (!atomic_exchange(&p->kicked, false) && proc_users_active(p)) {
             uint32_t w = atomic_load(&p->bg_word);
             atomic_store(&p->bg_parked, true);
-            if (atomic_load(&p->spinners) > 0)
+            if (!atomic_load(&p->kicked) && proc_users_active(p))
                 csni_futex_wait(&p->bg_word, w, 200000);
             atomic_store(&p->bg_parked, false);
             continue;

@@ -53,9 +53,13 @@ static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, s
     return ok;
 }
 
-static void wait_unspin(struct csni_proc *p)
+/* Leaves the spin phase. Only a thread about to sleep hands the progress thread the work at
+ * once (kick); one that leaves with its completion just notes the time: the progress thread
+ * takes over by itself if nobody comes back within its park period (computation). */
+static void wait_unspin(struct csni_proc *p, bool sleeping)
 {
-    if (atomic_fetch_sub(&p->spinners, 1) == 1)
+    atomic_store_explicit(&p->last_active_ns, csni_now_ns(), memory_order_relaxed);
+    if (atomic_fetch_sub(&p->spinners, 1) == 1 && sleeping)
         csni_kick_progress(p);
 }
 
@@ -73,7 +77,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
      * delay those that have the messages (many threads sharing one process). */
     bool spinning = net && atomic_fetch_add(&p->spinners, 1) < p->ncpu;
     if (net && !spinning)
-        wait_unspin(p);
+        wait_unspin(p, true);
     for (;;) {
         if (wait_ready(t, want, flags, got))
             break;
@@ -84,7 +88,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         now = csni_now_ns();
         if (now >= deadline) {
             if (spinning)
-                wait_unspin(p);
+                wait_unspin(p, false);
             return CSN_TIMEOUT;
         }
         if (spinning && now < spin_end) {
@@ -94,7 +98,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         }
         if (spinning) {
             spinning = false;
-            wait_unspin(p); /* from here on the progress thread moves our data */
+            wait_unspin(p, true); /* from here on the progress thread moves our data */
         }
         /* Sleep. The increment of sleepers before reading wake_seq pairs with csni_wake's
          * increment of wake_seq before reading sleepers (both seq_cst). */
@@ -115,6 +119,6 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         atomic_fetch_sub(&t->sleepers, 1);
     }
     if (spinning)
-        wait_unspin(p);
+        wait_unspin(p, false);
     return CSN_OK;
 }
