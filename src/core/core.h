@@ -125,6 +125,7 @@ struct csni_conn {
     int fd; /* the socket: data, or (shm) doorbell and death detector */
     const struct csni_link_ops *link;
     struct csni_shm *shm;    /* rings, for shared-memory connections */
+    struct csni_shm *_Atomic ring; /* = shm, published (release) for lock-free pollers */
     _Atomic bool tx_pending; /* frames wait on the send queue (a hint for pollers) */
     struct csni_proc *p;
     struct csni_peer *pp; /* NULL until HELLO is read (accepted connections) */
@@ -157,6 +158,7 @@ struct csni_peer {
     struct csni_conn *conn; /* the connection this process sends on (sticky) */
     bool lost;
     int nconns;                    /* live connections; it is lost when the last one ends */
+    _Atomic bool ready;            /* conn set or lost (final): no need to connect */
     int64_t credit;                /* eager bytes we may still send to it */
     size_t eager_max;              /* largest message sent eagerly to it */
     struct csni_oplist wait_cts;   /* our transmits waiting for its CTS */
@@ -211,6 +213,9 @@ struct csni_proc {
     /* Peers and connections. */
     pthread_mutex_t lock; /* peers list, connection list, pools */
     struct csni_peer *peers;
+#define CSNI_PEER_TAB 4096
+    struct csni_peer *_Atomic peer_tab[CSNI_PEER_TAB]; /* peers by process id, lock-free */
+    _Atomic int nlost;             /* peers lost so far */
     struct csni_conn *_Atomic conns;
     int listen_fd, listen_tcp, epfd, evfd; /* listen_tcp: -1 unless the job spans hosts */
     char addr[600];                        /* published endpoint: "ADDR[|tcp:IP:PORT]|h=HOST" */

@@ -439,8 +439,9 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
             /* A one-source receive from a process already lost can never complete. */
             /* Look, don't connect: connecting may block or declare the peer lost, which
              * takes transport locks, and we hold t's. */
-            struct csni_peer *pp =
-                p->boot.launched ? csni_peer_lookup(p, csni_netid_rank(op->peer)) : NULL;
+            struct csni_peer *pp = p->boot.launched && atomic_load(&p->nlost) > 0
+                                       ? csni_peer_lookup(p, csni_netid_rank(op->peer))
+                                       : NULL;
             bool lost = false;
             if (pp) {
                 pthread_mutex_lock(&pp->lock);
@@ -784,6 +785,7 @@ void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
         return;
     }
     pp->lost = true;
+    atomic_fetch_add(&p->nlost, 1);
     cts = pp->wait_cts;
     data = pp->wait_data;
     pp->wait_cts.head = pp->wait_cts.tail = NULL;

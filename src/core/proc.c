@@ -176,7 +176,7 @@ void csni_poll(struct csni_proc *p)
     if (atomic_load_explicit(&p->nshm, memory_order_relaxed) > 0) {
         for (struct csni_conn *c = proc_conns(p); c; c = c->next)
             csni_conn_poll(c);
-        static _Thread_local unsigned proc_polls;
+        static _Thread_local unsigned proc_polls; /* initial-exec TLS: see CMake */
         if ((++proc_polls & 63) != 0 && atomic_load_explicit(&p->nshm, memory_order_relaxed) ==
                                             atomic_load_explicit(&p->nconns, memory_order_relaxed))
             return;
@@ -388,6 +388,10 @@ fail:
 struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc)
 {
     struct csni_peer *pp;
+    /* Fast path, no lock: peers are never freed; the table entry is published last. */
+    if (proc < CSNI_PEER_TAB && (pp = atomic_load_explicit(&p->peer_tab[proc],
+                                                            memory_order_acquire)) != NULL)
+        return pp;
     pthread_mutex_lock(&p->lock);
     for (pp = p->peers; pp; pp = pp->next)
         if (pp->proc == proc)
@@ -400,6 +404,8 @@ struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc)
         pp->eager_max = p->eager_max;
         pp->next = p->peers;
         p->peers = pp;
+        if (proc < CSNI_PEER_TAB)
+            atomic_store_explicit(&p->peer_tab[proc], pp, memory_order_release);
     }
     pthread_mutex_unlock(&p->lock);
     return pp;
@@ -417,11 +423,15 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
         *rv = CSN_NO_HEAP;
         return NULL;
     }
+    if (atomic_load_explicit(&pp->ready, memory_order_acquire))
+        return pp; /* connected or lost: both are final */
     pthread_mutex_lock(&pp->lock);
     bool ready = pp->conn || pp->lost;
     pthread_mutex_unlock(&pp->lock);
-    if (ready)
+    if (ready) {
+        atomic_store_explicit(&pp->ready, true, memory_order_release);
         return pp;
+    }
     /* Connecting may wait for the peer to publish its address: only callers that want
      * the same peer wait behind it. */
     pthread_mutex_lock(&pp->conn_lock);

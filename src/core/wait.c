@@ -78,13 +78,20 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
     bool spinning = net && atomic_fetch_add(&p->spinners, 1) < p->ncpu;
     if (net && !spinning)
         wait_unspin(p, true);
-    for (;;) {
-        if (wait_ready(t, want, flags, got))
-            break;
+    uint32_t seen = atomic_load(&t->wake_seq) - 1; /* look under the lock at least once */
+    for (unsigned turn = 0;; turn++) {
+        /* wake_seq moves at every completion on t: while it stands still there is nothing
+         * new to look for under the lock. */
+        uint32_t seq = atomic_load_explicit(&t->wake_seq, memory_order_acquire);
+        if (seq != seen) {
+            seen = seq;
+            if (wait_ready(t, want, flags, got))
+                break;
+        }
         if (net)
             csni_poll(p);
-        if (wait_ready(t, want, flags, got))
-            break;
+        if (timeout_us != 0 && (turn & 15) != 15 && spinning && !p->oversubscribed)
+            continue; /* the clock, every 16th turn of a pure spin */
         now = csni_now_ns();
         if (now >= deadline) {
             if (spinning)
@@ -103,7 +110,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         /* Sleep. The increment of sleepers before reading wake_seq pairs with csni_wake's
          * increment of wake_seq before reading sleepers (both seq_cst). */
         atomic_fetch_add(&t->sleepers, 1);
-        uint32_t seq = atomic_load(&t->wake_seq);
+        uint32_t sleep_seq = atomic_load(&t->wake_seq);
         if (wait_ready(t, want, flags, got)) {
             atomic_fetch_sub(&t->sleepers, 1);
             return CSN_OK;
@@ -115,7 +122,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         uint64_t nap = deadline - now;
         if (nap > 100000000u)
             nap = 100000000u; /* look again now and then: no lost wake-up can hang us */
-        csni_futex_wait(&t->wake_seq, seq, nap);
+        csni_futex_wait(&t->wake_seq, sleep_seq, nap);
         atomic_fetch_sub(&t->sleepers, 1);
     }
     if (spinning)

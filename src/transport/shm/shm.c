@@ -229,11 +229,15 @@ static ssize_t shm_ring_read(struct csni_conn *c, void *buf, size_t want)
     return (ssize_t)len;
 }
 
-bool csni_shm_readable(struct csni_conn *c)
+bool csni_shm_has_data(const struct csni_shm *s)
 {
-    struct csni_shm *s = c->shm;
     return atomic_load_explicit(&s->in->tail, memory_order_acquire) !=
            atomic_load_explicit(&s->in->head, memory_order_relaxed);
+}
+
+bool csni_shm_readable(struct csni_conn *c)
+{
+    return csni_shm_has_data(c->shm);
 }
 
 /* Before the progress thread sleeps: arm the doorbells, then look once more. Returns true

@@ -46,6 +46,7 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
     c->p = p;
     c->pp = pp;
     c->shm = shm;
+    atomic_init(&c->ring, shm);
     c->link = shm ? &csni_shm_link : &csni_sock_link;
     pthread_mutex_init(&c->rx_lock, NULL);
     pthread_mutex_init(&c->tx_lock, NULL);
@@ -291,6 +292,7 @@ static void stream_on_hello(struct csni_conn *c)
         c->shm = shm;
         c->link = &csni_shm_link;
         pthread_mutex_unlock(&c->tx_lock);
+        atomic_store_explicit(&c->ring, shm, memory_order_release);
         atomic_fetch_add(&p->nshm, 1);
         csni_kick_epoll(p);
     }
@@ -306,14 +308,15 @@ static void stream_on_hello(struct csni_conn *c)
 /* A poller's look at a shared-memory connection: read what the ring holds, write what waits. */
 void csni_conn_poll(struct csni_conn *c)
 {
-    if (pthread_mutex_trylock(&c->rx_lock) != 0)
+    /* No lock unless there is something to do: the rings' indices are atomics. A payload
+     * half read (phase) always comes with the ring not yet empty or a frame still in rbuf,
+     * which the reader that left it finishes; a new byte makes the ring readable. */
+    struct csni_shm *s = atomic_load_explicit(&c->ring, memory_order_acquire);
+    if (!s)
         return;
-    bool ring = c->shm != NULL && !c->dead;
-    bool more = ring && (c->phase == CSNI_RX_PAYLOAD || csni_shm_readable(c));
-    pthread_mutex_unlock(&c->rx_lock);
-    if (more)
+    if (csni_shm_has_data(s))
         csni_conn_rx(c, false);
-    if (ring && atomic_load_explicit(&c->tx_pending, memory_order_relaxed))
+    if (atomic_load_explicit(&c->tx_pending, memory_order_relaxed))
         csni_conn_flush(c, false);
 }
 
