@@ -39,9 +39,13 @@ csn_status csni_tport_create(struct csni_proc *p, csn_transport **out)
     }
     if (p->ntports == 0)
         p->ntports = CSNI_SYS_TPORT; /* id 0 is never used; the first id is the system one */
+    uint32_t tid = p->ntports++;
+    pthread_rwlock_unlock(&p->tlock);
+    /* Lock order is transport lock, then table lock: initialise outside the table lock
+     * (the structure is in no table yet), then publish it. */
     pthread_mutex_lock(&t->lock);
-    t->tid = p->ntports++;
-    t->id = csni_netid_make(p->me, t->tid);
+    t->tid = tid;
+    t->id = csni_netid_make(p->me, tid);
     t->posted.head = t->posted.tail = NULL;
     t->cq.head = t->cq.tail = NULL;
     t->ux_head = t->ux_tail = NULL;
@@ -51,7 +55,8 @@ csn_status csni_tport_create(struct csni_proc *p, csn_transport **out)
     t->next_free = NULL;
     atomic_store(&t->magic, CSNI_TPORT_MAGIC);
     pthread_mutex_unlock(&t->lock);
-    p->tports[t->tid] = t;
+    pthread_rwlock_wrlock(&p->tlock);
+    p->tports[tid] = t;
     pthread_rwlock_unlock(&p->tlock);
     *out = t;
     return CSN_OK;

@@ -423,6 +423,9 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
 
     op->kind = CSNI_OP_RX;
     op->state = CSNI_ST_POSTED;
+    /* Looked up before taking t's lock (the table lock comes first in the lock order). */
+    bool src_gone = op->peer != CSN_NULL_NETID && csni_netid_rank(op->peer) == p->me &&
+                    !csni_tport_exists(p, csni_netid_tid(op->peer));
     pthread_mutex_lock(&t->lock);
     for (u = t->ux_head; u; prev = u, u = u->next)
         if (!u->rxop && match_accepts(op->peer, u->src))
@@ -430,7 +433,7 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
     if (!u) {
         if (op->peer != CSN_NULL_NETID && csni_netid_rank(op->peer) == p->me) {
             /* From a transport of ours that no longer exists, nothing more can come. */
-            if (!csni_tport_exists(p, csni_netid_tid(op->peer))) {
+            if (src_gone) {
                 csni_complete(t, op, CSN_PEER_LOST);
                 pthread_mutex_unlock(&t->lock);
                 return CSN_OK;

@@ -78,16 +78,17 @@ static void proc_cpus(struct csni_proc *p)
 void csni_conn_add(struct csni_proc *p, struct csni_conn *c)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    bool shm = c->shm != NULL; /* read before publishing: a HELLO may set it at once after */
     /* Insert-only list: readers walk it without a lock from an acquire load of the head. */
     pthread_mutex_lock(&p->lock);
     c->next = atomic_load_explicit(&p->conns, memory_order_relaxed);
     atomic_store_explicit(&p->conns, c, memory_order_release);
     pthread_mutex_unlock(&p->lock);
-    if (c->shm)
+    if (shm)
         atomic_fetch_add(&p->nshm, 1);
     atomic_fetch_add(&p->nconns, 1);
     epoll_ctl(p->epfd, EPOLL_CTL_ADD, c->fd, &ev);
-    if (c->shm)
+    if (shm)
         csni_kick_epoll(p);
 }
 
