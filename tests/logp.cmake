@@ -29,7 +29,7 @@ if(TARGET logp)
                        logp_bad_precision logp_bad_option logp_one_rank
                        PROPERTIES TIMEOUT 20 ENVIRONMENT "${CSN_TEST_ENV}")
   if(TARGET csnrun)
-    foreach(tr unix tcp)
+    foreach(tr shm unix tcp)
       add_test(NAME logp_smoke_csn_${tr}
                COMMAND ${LOGP_SMOKE} ${CMAKE_CURRENT_BINARY_DIR}/logp-csn-${tr}.json
                        $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:logp> ${LOGP_TINY}

@@ -96,8 +96,9 @@ static const char logp_help[] =
     "g = (PRTT(n,0) - PRTT(1,0))/(n-1), the time per message of a back-to-back stream;\n"
     "G and g(0 B) come from a least-squares fit of g against the size (weights 1/g^2, so every\n"
     "size counts by its relative error) in two pieces, the break chosen by least squares (a\n"
-    "protocol switch such as eager to rendezvous puts a step into g); G is the slope of the\n"
-    "upper piece, g(0) the intercept of the lower one. L = rtt/2 - o_s - o_r, per size.\n"
+    "protocol switch such as eager to rendezvous puts a step into g); g(0) is the intercept of\n"
+    "the lower piece, G the slope of the upper piece refitted without weights (so that the\n"
+    "largest sizes set it: smaller ones run from cache). L = rtt/2 - o_s - o_r, per size.\n"
     "Known-answer checks printed at the end: 1/G against the ping-pong bandwidth of the\n"
     "largest size (size / (rtt/2)), and L + o_s + o_r against the half round trip.\n";
 

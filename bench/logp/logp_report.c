@@ -59,9 +59,9 @@ void logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, si
         char brk[32];
         logp_format_size(rows[f->split].size, brk, sizeof brk);
         fprintf(out,
-                "# fit of g against size (weights 1/g^2), two pieces with the break chosen by "
-                "least squares: below %s B g = %.3f us + %.4f ns/B (R^2 %.3f), from %s B "
-                "g = %.3f us + %.4f ns/B (R^2 %.3f)\n",
+                "# fit of g against size in two pieces, the break chosen by least squares "
+                "(weights 1/g^2): below %s B g = %.3f us + %.4f ns/B (R^2 %.3f), from %s B "
+                "(unweighted) g = %.3f us + %.4f ns/B (R^2 %.3f)\n",
                 brk, f->low.a * US, f->low.b * 1e9, f->low.r2, brk, f->high.a * US,
                 f->high.b * 1e9, f->high.r2);
     } else if (f->fit_ok) {

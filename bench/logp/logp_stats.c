@@ -384,6 +384,10 @@ void logp_loggp_derive(const logp_row *rows, size_t n, logp_loggp *out)
         }
         out->fit_ok =
             logp_fit_two(x, y, w, n, LOGP_FIT_MIN_PTS, &out->low, &out->high, &out->split) == 0;
+        /* G is the cost per byte of large messages: the upper piece is refitted without
+         * weights, so that its largest sizes (smaller ones run from cache) set the slope. */
+        if (out->fit_ok && out->split > 0)
+            logp_fit_line(x + out->split, y + out->split, NULL, n - out->split, &out->high);
         free(x);
     }
     if (out->fit_ok) {

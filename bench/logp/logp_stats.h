@@ -131,7 +131,8 @@ void logp_row_derive(logp_row *r, double floor);
 
 typedef struct logp_loggp {
     int fit_ok;
-    logp_fit low, high; /* g(size) = a + b size below and from the break, weights 1/g^2 */
+    logp_fit low, high; /* g(size) = a + b size below and from the break: the break and the
+                         * lower piece with weights 1/g^2, the upper piece unweighted */
     size_t split;       /* index of the first size of the upper piece (0: one line) */
     double G, g0;       /* high.b, low.a */
     size_t small;       /* index of the smallest size: L, o_s, o_r come from it */

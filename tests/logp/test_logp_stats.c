@@ -246,6 +246,29 @@ static void test_row(void)
     CHECK(!r.or_seed_valid && r.or_fallback && near(r.o_r.v, orr * 1.2, 1e-9));
     CHECK(r.os_disagree && !r.or_disagree);
 
+    /* A two-piece summary: eager below 4 KiB; above, copies from cache run at 20 GB/s up to
+     * 128 KiB and at 10 GB/s beyond. G must be the large-message figure. */
+    enum { NT = 22 };
+    logp_row t[NT];
+    for (int i = 0; i < NT; i++) {
+        t[i] = r;
+        t[i].size = i == 0 ? 0 : (size_t)1 << (i - 1);
+        double m = (double)t[i].size, gi;
+        if (m < 4096)
+            gi = 0.1e-6 + m / 20e9;
+        else if (m <= 131072)
+            gi = 2e-6 + m / 20e9;
+        else
+            gi = 2e-6 + 131072 / 20e9 + (m - 131072) / 10e9;
+        set_summary(&t[i].pn, p1 + (k - 1) * gi);
+        logp_row_derive(&t[i], 20e-9);
+    }
+    logp_loggp tf;
+    logp_loggp_derive(t, NT, &tf);
+    CHECK(tf.fit_ok && tf.split > 0 && t[tf.split].size <= 4096);
+    CHECK(near(tf.g0, 0.1e-6, 0.05));
+    CHECK(near(tf.bw_G, 10e9, 0.15));
+
     /* The summary over sizes: L, o_s, o_r from the smallest; the bandwidth check. */
     logp_row rows[8];
     for (int i = 0; i < 8; i++) {
