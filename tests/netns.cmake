@@ -10,11 +10,13 @@ set(CSN_NETNS_ENV
     "TB_TEST_MP=$<TARGET_FILE:test_mp>"
     "TB_NETTEST=${CMAKE_BINARY_DIR}/bench/nettest/nettest"
     "TB_PROBE=$<TARGET_FILE:netns_probe>"
-    "TB_INTRUDER=$<TARGET_FILE:netns_intruder>")
-foreach(case hello nettest kill refuse rates)
+    "TB_INTRUDER=$<TARGET_FILE:netns_intruder>"
+    "TB_LOGP=${CMAKE_BINARY_DIR}/bench/logp/logp")
+foreach(case hello nettest kill refuse rates logp)
   add_test(NAME netns_${case} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/netns/testbed.sh ${case})
-  # One testbed at a time: the rates case measures the shaped links. Every job inside has
-  # its own 40 s limit, so the script ends (and tears down) before ctest would kill it.
+  # One testbed at a time: the rates and logp cases measure the shaped links. Every job
+  # inside has its own 40 s limit, so the script ends (and tears down) before ctest would
+  # kill it.
   set_tests_properties(netns_${case} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
                        RESOURCE_LOCK csn_netns ENVIRONMENT "${CSN_NETNS_ENV}")
 endforeach()

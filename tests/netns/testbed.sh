@@ -1,14 +1,15 @@
 #!/bin/bash
 # testbed.sh: four "hosts" (network namespaces) on a shaped Linux bridge (a fifth namespace); runs one csnrun case across them and tears everything down.
 #
-# Usage: testbed.sh CASE     CASE: hello | nettest | kill | refuse | rates
+# Usage: testbed.sh CASE     CASE: hello | nettest | kill | refuse | rates | logp
 #        testbed.sh exec COMMAND [ARGS...]   runs COMMAND in host 1 with the testbed up
 #        (TB_HOSTS: hostfile of the 4 hosts, one slot each; TB_NS: the namespace prefix),
 #        e.g. testbed.sh exec sh -c '$TB_CSNRUN --hostfile $TB_HOSTS --rsh "ip netns exec" ...'
 # Programs come from the environment (tests/netns.cmake sets them): TB_CSNRUN, TB_HELLO,
-# TB_TEST_MP, TB_NETTEST, TB_PROBE, TB_INTRUDER. TB_RATE (default 200mbit) is the rate of
+# TB_TEST_MP, TB_NETTEST, TB_PROBE, TB_INTRUDER, TB_LOGP. TB_RATE (default 200mbit) is the rate of
 # every host link, each way. Exit 0 pass, 1 fail, 77 skip (not root, no ip netns, no tc,
-# a program not built; rates: no iperf3, or the machine too busy to confirm - see below).
+# a program not built; rates: no iperf3, or the machine too busy to confirm - see below;
+# logp: the same "too busy" rule).
 #
 # The network: namespaces <P>h1..<P>h4 hold veth0 with 10.77.0.N/24; their peers p1..p4 sit on
 # bridge br0 in <P>sw, which also has 10.77.0.254 (the outsider of the refuse case). tbf
@@ -291,6 +292,71 @@ case_rates() {
     fi
 }
 
+# Issue 7's known answer for logp: rank 0 on host 1, rank 1 on host 2, so TCP over one link
+# shaped to TB_RATE each way. From 64 KiB up the link, not the CPU, sets the time per byte,
+# so 1/G must be the link's TCP payload rate, the configured rate times 1448/1514 (the rates
+# case's expectation; iperf3 gets 90-94% of the rate here). iperf3, when installed, measures
+# the same link first: printed beside the result, not checked. TB_RESULTS, when set, receives
+# logp's JSON.
+case_logp() {
+    local srv g bw e
+    need_prog logp "${TB_LOGP:-}"
+    command -v awk >/dev/null 2>&1 || skip "awk is missing"
+    RATE_MBS=$(awk -v r="$RATE" 'BEGIN {
+        n = r + 0; u = r; sub(/^[0-9.]+/, "", u)
+        m = (u == "gbit") ? 1e9 : (u == "mbit") ? 1e6 : (u == "kbit") ? 1e3 : 1
+        print n * m / 8 / 1e6 }')
+    EXPECT=$(awk -v r="$RATE_MBS" 'BEGIN { printf "%.2f", r * 1448 / 1514 }')
+    IPERF="(iperf3 not installed)"
+    if command -v iperf3 >/dev/null 2>&1; then
+        ip netns exec "${P}h2" iperf3 -s -B 10.77.0.2 -p 5201 >"$TB/iperf3s.out" 2>&1 &
+        srv=$!
+        for _ in $(seq 30); do
+            ip netns exec "${P}h1" iperf3 -c 10.77.0.2 -p 5201 -t 2 -O 1 -f m \
+                >"$TB/iperf3.out" 2>&1 && break
+            sleep 0.2
+        done
+        kill "$srv" 2>/dev/null
+        wait "$srv" 2>/dev/null
+        IPERF=$(iperf_mbs "$TB/iperf3.out")
+        IPERF=${IPERF:+$IPERF MB/s}
+        IPERF=${IPERF:-"(iperf3 failed: $(tail -n 1 "$TB/iperf3.out"))"}
+    fi
+    # G comes from a fit of the gap g over these sizes; each measurement stops at 0.1 s (and
+    # 5 samples), so the 1 MiB streams (8 MiB each, 0.35 s on 200mbit) set the run time.
+    run_job hosts1 logp -np 2 "$TB_RANKSH" "$TB_LOGP" --sizes 64K,256K,1M --cap 0.1 \
+        --json "$TB/logp.json"
+    [ "$RC" = 0 ] || fail "logp between hosts 1 and 2 exited $RC"
+    sed -n '/^ *size /,$p' "$TB/logp.out"
+    check_ranks 2 1 2
+    check_clean
+    grep -q '"units": "seconds"' "$TB/logp.json" ||
+        fail "logp's JSON does not state its units as seconds: $(head -n 3 "$TB/logp.json")"
+    # The "loggp" object is one line; "G" is its gap per byte, in seconds per byte.
+    g=$(sed -n 's/^ *"loggp": {.*"G": \([^,}]*\).*/\1/p' "$TB/logp.json")
+    case "$g" in
+    "" | null) fail "no G in logp's JSON (the fit of g failed?)" ;;
+    esac
+    bw=$(awk -v g="$g" 'BEGIN { if (g > 0) printf "%.2f", 1 / g / 1e6; else print "none" }')
+    [ "$bw" != none ] || fail "logp's G is not positive: $g s/B"
+    e=$(awk -v v="$bw" -v x="$EXPECT" 'BEGIN { printf "%+.1f", (v - x) / x * 100 }')
+    say "configured $RATE = $RATE_MBS MB/s each way; expected 1/G (TCP payload rate, x 1448/1514): $EXPECT MB/s; iperf3 one link: $IPERF"
+    say "logp: G = $g s/B, 1/G = $bw MB/s, $e % from the expectation"
+    [ -n "${TB_RESULTS:-}" ] && cp "$TB/logp.json" "$TB_RESULTS"
+    if awk -v v="$bw" -v x="$EXPECT" 'BEGIN { exit !(v > x * 1.10) }'; then
+        fail "1/G = $bw MB/s is more than 10% above the shaped rate $EXPECT MB/s"
+    fi
+    if awk -v v="$bw" -v x="$EXPECT" 'BEGIN { exit !(v < x * 0.90) }'; then
+        # As in the rates case: slower is usually this shared machine's CPU starvation.
+        if [ "${CSN_NETNS_STRICT:-0}" = 1 ]; then
+            fail "1/G = $bw MB/s is more than 10% below the expectation $EXPECT MB/s"
+        fi
+        say "SKIP: 1/G = $bw MB/s is more than 10% below the expectation $EXPECT MB/s (machine busy? iperf3 $IPERF); CSN_NETNS_STRICT=1 makes this a failure"
+        teardown
+        exit 77
+    fi
+}
+
 TB_RANKSH="$(cd "$(dirname "$0")" && pwd)/rank.sh"
 TB_CSNRUN=${TB_CSNRUN:-}
 case_exec() {
@@ -301,7 +367,7 @@ case_exec() {
 }
 
 case "$CASE" in
-hello | nettest | kill | refuse | rates) ;;
+hello | nettest | kill | refuse | rates | logp) ;;
 exec)
     shift
     [ $# -gt 0 ] || { echo "usage: testbed.sh exec COMMAND [ARGS...]" >&2; exit 2; }
@@ -311,7 +377,7 @@ exec)
     exit 0
     ;;
 *)
-    echo "usage: testbed.sh hello|nettest|kill|refuse|rates|exec (see --help)" >&2
+    echo "usage: testbed.sh hello|nettest|kill|refuse|rates|logp|exec (see --help)" >&2
     exit 2
     ;;
 esac
