@@ -187,11 +187,28 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
         return;
     }
     bool idle = c->sq_head == NULL;
-    if (c->sq_tail)
+    /* Control frames (CTS, CREDIT, a gone-DATA: no op, no payload) overtake queued data:
+     * a CTS stuck behind megabytes bound the other way would stall the peer's transfer to
+     * us for as long. Only the frame being written stays ahead (its bytes are half out).
+     * Their order among themselves and against data does not matter (token-addressed); the
+     * data frames keep theirs. */
+    if (!idle && !sr->op && sr->paylen == 0) {
+        struct csni_sendreq *after = c->sq_head->off > 0 ? c->sq_head : NULL;
+        if (after) {
+            sr->next = after->next;
+            after->next = sr;
+            if (c->sq_tail == after)
+                c->sq_tail = sr;
+        } else {
+            sr->next = c->sq_head;
+            c->sq_head = sr;
+        }
+    } else if (c->sq_tail) {
         c->sq_tail->next = sr;
-    else
-        c->sq_head = sr;
-    c->sq_tail = sr;
+        c->sq_tail = sr;
+    } else {
+        c->sq_head = c->sq_tail = sr;
+    }
     if (idle)
         err = stream_flush_locked(c, done, &ndone);
     if (!err)
