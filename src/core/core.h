@@ -124,9 +124,9 @@ enum csni_rx_phase { CSNI_RX_HDR = 0, CSNI_RX_PAYLOAD };
 struct csni_conn {
     int fd; /* the socket: data, or (shm) doorbell and death detector */
     const struct csni_link_ops *link;
-    struct csni_shm *shm;    /* rings, for shared-memory connections */
+    struct csni_shm *shm;          /* rings, for shared-memory connections */
     struct csni_shm *_Atomic ring; /* = shm, published (release) for lock-free pollers */
-    _Atomic bool tx_pending; /* frames wait on the send queue (a hint for pollers) */
+    _Atomic bool tx_pending;       /* frames wait on the send queue (a hint for pollers) */
     struct csni_proc *p;
     struct csni_peer *pp; /* NULL until HELLO is read (accepted connections) */
     _Atomic bool dead;
@@ -199,8 +199,8 @@ struct csni_proc {
     int64_t window; /* eager credit granted to each peer process */
     unsigned max_ops;
     uint64_t spin_ns;
-    bool oversubscribed;           /* more ranks on this host than CPUs we may run on */
-    int ncpu;                      /* CPUs in our affinity mask */
+    bool oversubscribed; /* more ranks on this host than CPUs we may run on */
+    int ncpu;            /* CPUs in our affinity mask */
     bool conn_per_transport;
     /* Transports by id. */
     pthread_rwlock_t tlock;
@@ -215,7 +215,7 @@ struct csni_proc {
     struct csni_peer *peers;
 #define CSNI_PEER_TAB 4096
     struct csni_peer *_Atomic peer_tab[CSNI_PEER_TAB]; /* peers by process id, lock-free */
-    _Atomic int nlost;             /* peers lost so far */
+    _Atomic int nlost;                                 /* peers lost so far */
     struct csni_conn *_Atomic conns;
     int listen_fd, listen_tcp, epfd, evfd; /* listen_tcp: -1 unless the job spans hosts */
     char addr[600];                        /* published endpoint: "ADDR[|tcp:IP:PORT]|h=HOST" */
@@ -224,7 +224,7 @@ struct csni_proc {
     _Atomic int spinners;     /* user threads polling in their spin phase */
     _Atomic uint32_t bg_word; /* futex word the progress thread parks on */
     _Atomic bool bg_parked;
-    _Atomic bool kicked;           /* a thread went to sleep: the progress thread must poll */
+    _Atomic bool kicked;             /* a thread went to sleep: the progress thread must poll */
     _Atomic uint64_t last_active_ns; /* when a user thread last left a wait */
     _Atomic bool stopping;
     _Atomic uint64_t next_token;

@@ -37,11 +37,13 @@ static void oplist_push(struct csni_oplist *l, struct csni_op *op)
     l->tail = op;
 }
 
-static struct csni_op *oplist_take_token(struct csni_oplist *l, uint64_t token)
+/* Unlinks and returns the first op for which it matches (op == want, or op->token == token
+ * when want is NULL), or NULL. */
+static struct csni_op *oplist_take(struct csni_oplist *l, struct csni_op *want, uint64_t token)
 {
     struct csni_op *prev = NULL;
     for (struct csni_op *op = l->head; op; prev = op, op = op->next) {
-        if (op->token != token)
+        if (want ? op != want : op->token != token)
             continue;
         if (prev)
             prev->next = op->next;
@@ -55,22 +57,14 @@ static struct csni_op *oplist_take_token(struct csni_oplist *l, uint64_t token)
     return NULL;
 }
 
-static bool oplist_remove(struct csni_oplist *l, struct csni_op *want)
+static struct csni_op *oplist_take_token(struct csni_oplist *l, uint64_t token)
 {
-    struct csni_op *prev = NULL;
-    for (struct csni_op *op = l->head; op; prev = op, op = op->next) {
-        if (op != want)
-            continue;
-        if (prev)
-            prev->next = op->next;
-        else
-            l->head = op->next;
-        if (l->tail == op)
-            l->tail = prev;
-        op->next = NULL;
-        return true;
-    }
-    return false;
+    return oplist_take(l, NULL, token);
+}
+
+static void oplist_remove(struct csni_oplist *l, struct csni_op *want)
+{
+    oplist_take(l, want, 0);
 }
 
 static void ux_push(csn_transport *t, struct csni_unex *u)

@@ -391,8 +391,8 @@ struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc)
 {
     struct csni_peer *pp;
     /* Fast path, no lock: peers are never freed; the table entry is published last. */
-    if (proc < CSNI_PEER_TAB && (pp = atomic_load_explicit(&p->peer_tab[proc],
-                                                            memory_order_acquire)) != NULL)
+    if (proc < CSNI_PEER_TAB &&
+        (pp = atomic_load_explicit(&p->peer_tab[proc], memory_order_acquire)) != NULL)
         return pp;
     pthread_mutex_lock(&p->lock);
     for (pp = p->peers; pp; pp = pp->next)
@@ -469,6 +469,14 @@ static void proc_atfork_parent(void)
     pthread_mutex_unlock(&proc_init_lock);
 }
 
+static void proc_close_fds(struct csni_proc *p)
+{
+    int fds[4] = {p->listen_fd, p->listen_tcp, p->epfd, p->evfd};
+    for (int i = 0; i < 4; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
 /* The child of a fork starts with a clean library: the parent's transports are not its own,
  * its threads are gone, and its descriptors must not keep the parent's connections alive
  * (a peer must see EOF when the parent dies). The child's first csn_open builds a new
@@ -482,14 +490,7 @@ static void proc_atfork_child(void)
         return;
     for (struct csni_conn *c = p->conns; c; c = c->next)
         close(c->fd);
-    if (p->listen_fd >= 0)
-        close(p->listen_fd);
-    if (p->listen_tcp >= 0)
-        close(p->listen_tcp);
-    if (p->epfd >= 0)
-        close(p->epfd);
-    if (p->evfd >= 0)
-        close(p->evfd);
+    proc_close_fds(p);
     csni_p = NULL;
 }
 
@@ -621,14 +622,7 @@ fail:
         atomic_store(&p->stopping, true);
         pthread_join(p->progress_thread, NULL);
     }
-    if (p->listen_fd >= 0)
-        close(p->listen_fd);
-    if (p->listen_tcp >= 0)
-        close(p->listen_tcp);
-    if (p->epfd >= 0)
-        close(p->epfd);
-    if (p->evfd >= 0)
-        close(p->evfd);
+    proc_close_fds(p);
     free(p);
     return rv;
 }

@@ -13,7 +13,7 @@
 
 #define STREAM_RBUF 65536u   /* staging buffer: many small frames per recv */
 #define STREAM_DIRECT 16384u /* payload remainders this large are read straight in place */
-#define STREAM_BATCH 32 /* frames gathered into one sendmsg */
+#define STREAM_BATCH 32      /* frames gathered into one sendmsg */
 #define STREAM_DONE (2 * STREAM_BATCH) /* completions collected per flush call */
 
 static ssize_t sock_read(struct csni_conn *c, void *buf, size_t n)
