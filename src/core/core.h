@@ -49,10 +49,10 @@ struct csni_op {
     struct csni_op *next; /* link on exactly one list: posted, peer wait list, cq, free list */
     csn_transport *t;
     uint8_t kind;
-    uint8_t state;
-    bool blocking;     /* completion is for the blocking caller, never put on the cq */
-    csn_status status; /* CSN_OK, CSN_OVERRUN or CSN_PEER_LOST when done */
-    csn_netid peer;    /* tx: destination; rx: source filter (CSN_NULL_NETID = any), then sender */
+    _Atomic uint8_t state; /* DONE is stored last, after status and received */
+    bool blocking;         /* completion is for the blocking caller, never put on the cq */
+    csn_status status;     /* CSN_OK, CSN_OVERRUN or CSN_PEER_LOST when done */
+    csn_netid peer; /* tx: destination; rx: source filter (CSN_NULL_NETID = any), then sender */
     void *buf;
     size_t len;
     size_t *received;       /* rx: where the delivered length is written (may be NULL) */
@@ -163,7 +163,7 @@ struct csni_peer {
     size_t eager_max;              /* largest message sent eagerly to it */
     struct csni_oplist wait_cts;   /* our transmits waiting for its CTS */
     struct csni_oplist wait_data;  /* our receives waiting for its DATA */
-    int64_t owed;                  /* eager credit we owe it */
+    _Atomic int64_t owed;          /* eager credit we owe it */
     struct csni_sendreq credit_sr; /* our CREDIT frame to it (one in flight) */
     int64_t credit_sent;           /* value carried by credit_sr while queued */
     pthread_mutex_t conn_lock;     /* held while connecting (not on the fast path) */
@@ -224,8 +224,8 @@ struct csni_proc {
     _Atomic int spinners;     /* user threads polling in their spin phase */
     _Atomic uint32_t bg_word; /* futex word the progress thread parks on */
     _Atomic bool bg_parked;
-    _Atomic bool kicked;             /* a thread went to sleep: the progress thread must poll */
-    _Atomic uint64_t last_active_ns; /* when a user thread last left a wait */
+    _Atomic bool kicked;       /* a thread went to sleep: the progress thread must poll */
+    _Atomic uint64_t activity; /* waits ended by user threads (the progress thread's cue) */
     _Atomic bool stopping;
     _Atomic uint64_t next_token;
     /* Unexpected-message storage. */

@@ -213,18 +213,19 @@ static void match_complete_unlocked(struct csni_op *op, csn_status st)
 /* ---- credit ---- */
 void csni_return_credit(struct csni_peer *pp, int64_t bytes)
 {
-    struct csni_conn *c;
+    /* Counted without the lock; the lock only when a CREDIT frame is due. */
+    int64_t owed = atomic_fetch_add(&pp->owed, bytes) + bytes;
+    if (owed < csni_p->window / 4)
+        return;
     pthread_mutex_lock(&pp->lock);
-    pp->owed += bytes;
-    c = pp->conn;
-    if (c && !pp->lost && pp->owed >= csni_p->window / 4 &&
-        !atomic_load_explicit(&pp->credit_sr.queued, memory_order_acquire)) {
-        struct csni_frame f = {.type = CSNI_F_CREDIT, .len = (uint64_t)pp->owed};
+    struct csni_conn *c = pp->conn;
+    if (c && !pp->lost && !atomic_load_explicit(&pp->credit_sr.queued, memory_order_acquire) &&
+        (owed = atomic_exchange(&pp->owed, 0)) > 0) {
+        struct csni_frame f = {.type = CSNI_F_CREDIT, .len = (uint64_t)owed};
         csni_frame_encode(&f, pp->credit_sr.hdr);
         pp->credit_sr.payload = NULL;
         pp->credit_sr.paylen = 0;
         pp->credit_sr.op = NULL;
-        pp->owed = 0;
         csni_conn_send(c, &pp->credit_sr);
     }
     pthread_mutex_unlock(&pp->lock);

@@ -239,25 +239,30 @@ void csni_kick_progress(struct csni_proc *p)
 /* The progress thread: while user threads poll in their spin phase it stays parked (waking
  * every 200 us to look), so it never competes with them for a message; otherwise it sleeps
  * in epoll and moves data for everyone: overlap of communication with computation. */
-static bool proc_users_active(struct csni_proc *p)
+/* Whether user threads are in the library or were within the last park period (their
+ * wait count moved). seen: the count at the previous look, updated. */
+static bool proc_users_active(struct csni_proc *p, uint64_t *seen)
 {
-    uint64_t last = atomic_load_explicit(&p->last_active_ns, memory_order_relaxed);
-    return atomic_load(&p->spinners) > 0 || csni_now_ns() - last < 200000;
+    uint64_t a = atomic_load_explicit(&p->activity, memory_order_relaxed);
+    bool moved = a != *seen;
+    *seen = a;
+    return atomic_load(&p->spinners) > 0 || moved;
 }
 
 static void *proc_progress_main(void *arg)
 {
     struct csni_proc *p = arg;
     struct epoll_event ev[64];
+    uint64_t seen = atomic_load(&p->activity) - 1; /* counts as active at first */
     while (!atomic_load(&p->stopping)) {
-        /* Users polling in the library, or just out of it (in a communication loop they are
-         * back within microseconds): stay parked, so that nobody competes with them for a
-         * message and senders need not ring. A user going to sleep kicks us; a user away
-         * for 200 us computes: then we move its data. */
-        if (!atomic_exchange(&p->kicked, false) && proc_users_active(p)) {
+        /* Users polling in the library, or in and out of it during the last 200 us (a
+         * communication loop): stay parked, so that nobody competes with them for a message
+         * and senders need not ring. A user going to sleep kicks us; users that did not
+         * wait at all for a whole park period compute: then we move their data. */
+        if (!atomic_exchange(&p->kicked, false) && proc_users_active(p, &seen)) {
             uint32_t w = atomic_load(&p->bg_word);
             atomic_store(&p->bg_parked, true);
-            if (!atomic_load(&p->kicked) && proc_users_active(p))
+            if (!atomic_load(&p->kicked)) /* pairs with the kicker's store, then its load */
                 csni_futex_wait(&p->bg_word, w, 200000);
             atomic_store(&p->bg_parked, false);
             continue;

@@ -42,13 +42,14 @@ static struct csni_op *wait_take(csn_transport *t, unsigned flags)
 static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, struct csni_op **got)
 {
     bool ok;
-    pthread_mutex_lock(&t->lock);
     if (want) {
-        ok = want->state == CSNI_ST_DONE;
+        /* A blocking call's own op: its completion is published by the store of DONE
+         * (csni_complete writes status and the received length before it). */
         *got = want;
-    } else {
-        ok = (*got = wait_take(t, flags)) != NULL;
+        return atomic_load_explicit(&want->state, memory_order_acquire) == CSNI_ST_DONE;
     }
+    pthread_mutex_lock(&t->lock);
+    ok = (*got = wait_take(t, flags)) != NULL;
     pthread_mutex_unlock(&t->lock);
     return ok;
 }
@@ -58,7 +59,7 @@ static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, s
  * takes over by itself if nobody comes back within its park period (computation). */
 static void wait_unspin(struct csni_proc *p, bool sleeping)
 {
-    atomic_store_explicit(&p->last_active_ns, csni_now_ns(), memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->activity, 1, memory_order_relaxed);
     if (atomic_fetch_sub(&p->spinners, 1) == 1 && sleeping)
         csni_kick_progress(p);
 }
@@ -67,11 +68,11 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
                      struct csni_op **got)
 {
     struct csni_proc *p = csni_p;
-    uint64_t now = csni_now_ns();
-    uint64_t deadline = timeout_us == CSN_FOREVER || timeout_us > UINT64_MAX / 2000
-                            ? UINT64_MAX
-                            : now + timeout_us * 1000;
-    uint64_t spin_end = now + p->spin_ns;
+    /* The clock is read lazily: a wait without limit needs it only to end its spin. */
+    bool forever = timeout_us == CSN_FOREVER || timeout_us > UINT64_MAX / 2000;
+    uint64_t now = forever ? 0 : csni_now_ns();
+    uint64_t deadline = forever ? UINT64_MAX : now + timeout_us * 1000;
+    uint64_t spin_end = forever ? 0 : now + p->spin_ns;
     bool net = p->epfd >= 0;
     /* Spin only while there are CPUs for it: threads beyond the CPU count that spin only
      * delay those that have the messages (many threads sharing one process). */
@@ -93,6 +94,8 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         if (timeout_us != 0 && (turn & 15) != 15 && spinning && !p->oversubscribed)
             continue; /* the clock, every 16th turn of a pure spin */
         now = csni_now_ns();
+        if (spin_end == 0)
+            spin_end = now + p->spin_ns;
         if (now >= deadline) {
             if (spinning)
                 wait_unspin(p, false);
