@@ -165,7 +165,6 @@ struct csni_peer {
     struct csni_oplist wait_data;  /* our receives waiting for its DATA */
     _Atomic int64_t owed;          /* eager credit we owe it */
     struct csni_sendreq credit_sr; /* our CREDIT frame to it (one in flight) */
-    int64_t credit_sent;           /* value carried by credit_sr while queued */
     pthread_mutex_t conn_lock;     /* held while connecting (not on the fast path) */
     struct csni_peer *next;
 };

@@ -235,10 +235,6 @@ bool csni_shm_has_data(const struct csni_shm *s)
            atomic_load_explicit(&s->in->head, memory_order_relaxed);
 }
 
-bool csni_shm_readable(struct csni_conn *c)
-{
-    return csni_shm_has_data(c->shm);
-}
 
 /* Before the progress thread sleeps: arm the doorbells, then look once more. Returns true
  * when there is work after all (the caller must not sleep). */
@@ -249,7 +245,7 @@ bool csni_shm_arm(struct csni_conn *c, bool want_space)
     if (want_space)
         atomic_store(&s->out->tx_armed, 1);
     atomic_thread_fence(memory_order_seq_cst);
-    if (csni_shm_readable(c))
+    if (csni_shm_has_data(s))
         return true;
     if (want_space) {
         uint64_t tail = atomic_load_explicit(&s->out->tail, memory_order_relaxed);

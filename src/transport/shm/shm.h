@@ -28,7 +28,6 @@ csn_status csni_shm_attach(struct csni_proc *p, int peer, uint32_t lane, struct 
 void csni_shm_path(const struct csni_proc *p, int from, int to, uint32_t lane, char *out,
                    size_t cap);
 pid_t csni_shm_peer_pid(const struct csni_conn *c);
-bool csni_shm_readable(struct csni_conn *c);
 bool csni_shm_has_data(const struct csni_shm *s); /* inbound ring not empty (lock-free) */
 bool csni_shm_arm(struct csni_conn *c, bool want_space);
 void csni_shm_disarm(struct csni_conn *c);
