@@ -45,6 +45,12 @@ struct launch {
     struct lrank *ranks;
     int exit_code; /* -1 until decided */
     int stopping;
+    /* A failure waits LAUNCH_DECIDE_MS for others: a rank killed by a signal is named in
+     * preference to ranks that exited because they lost it as a peer (which, on another
+     * host's agent, may be reported first). */
+    int pend_rank, pend_sig, pend_value;
+    long pend_pid;
+    uint64_t pend_deadline; /* 0: nothing pending */
     uint64_t stop_deadline, job_deadline;
 };
 
@@ -373,13 +379,35 @@ static void launch_stop(struct launch *L)
     }
 }
 
-/* The first failure decides the exit status and stops the rest. */
+#define LAUNCH_DECIDE_MS 300
+
+/* A failure: the first one (or a signal death reported within LAUNCH_DECIDE_MS of it)
+ * decides the exit status; then the rest are stopped. */
 static void launch_failed(struct launch *L, int rank, long pid, int is_signal, int value)
 {
+    if (L->stopping || L->exit_code >= 0)
+        return;
+    if (L->pend_deadline == 0) {
+        L->pend_deadline = now_ms() + LAUNCH_DECIDE_MS;
+    } else if (L->pend_sig || !is_signal) {
+        return;
+    }
+    L->pend_rank = rank;
+    L->pend_pid = pid;
+    L->pend_sig = is_signal;
+    L->pend_value = value;
+}
+
+/* Says which rank failed and how, sets the exit status and stops the job. */
+static void launch_decide(struct launch *L)
+{
+    int rank = L->pend_rank, is_signal = L->pend_sig, value = L->pend_value;
+    long pid = L->pend_pid;
     const struct rankspec *r = &L->job->ranks[rank];
     const struct host *h = &L->job->hosts[r->host];
     char where[300] = "";
 
+    L->pend_deadline = 0;
     if (L->stopping || L->exit_code >= 0)
         return;
     if (!h->local)
@@ -539,6 +567,8 @@ static int launch_loop(struct launch *L)
             dl = L->job_deadline;
         if (L->stopping && L->stop_deadline < dl)
             dl = L->stop_deadline;
+        if (L->pend_deadline && L->pend_deadline < dl)
+            dl = L->pend_deadline;
         if (dl != UINT64_MAX)
             timeout = dl > now ? (int)(dl - now > 60000 ? 60000 : dl - now) : 0;
         for (i = 0; i < n; i++)
@@ -574,6 +604,8 @@ static int launch_loop(struct launch *L)
         csni_ns_handle(L->ns, fds + nsfirst, nsn);
 
         now = now_ms();
+        if (L->pend_deadline && (now >= L->pend_deadline || launch_active(L) == 0))
+            launch_decide(L);
         if (L->job_deadline && !L->stopping && now >= L->job_deadline) {
             fprintf(stderr, "csnrun: the job ran longer than --timeout %ld s; stopping it\n",
                     L->job->timeout_s);
@@ -590,6 +622,8 @@ static int launch_loop(struct launch *L)
         }
         launch_reap(L);
     }
+    if (L->pend_deadline)
+        launch_decide(L); /* every agent ended within the decision window */
     free(fds);
     return 0;
 }
