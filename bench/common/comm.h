@@ -28,6 +28,9 @@ const char *comm_library(void);            /* e.g. "csn 0.1.0" or "Open MPI 4.1.
 const char *comm_transport(void);          /* e.g. "shm", "unix", "tcp", "vader" */
 const char *comm_hostname(void);           /* this process's host name */
 
+/* Checks peer (aborts the job on a bad rank) and fills r for a new operation (both backends). */
+void comm_req_setup(comm_req *r, void *buf, size_t len, int peer, int is_send);
+
 /* Non-blocking point-to-point. peer is a rank; for receives -1 means any source.
  * Each returns 0 or aborts the job with a clear message. */
 int comm_isend(const void *buf, size_t len, int dst, comm_req *r);

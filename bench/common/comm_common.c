@@ -1,4 +1,5 @@
-/* comm_common.c: the backend-independent part of the bench comm layer (clock, host name). */
+/* comm_common.c: the backend-independent part of the bench comm layer (clock, host name, request set-up). */
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,4 +19,16 @@ const char *comm_hostname(void)
     if (name[0] == '\0' && gethostname(name, sizeof name - 1) != 0)
         name[0] = '?';
     return name;
+}
+
+void comm_req_setup(comm_req *r, void *buf, size_t len, int peer, int is_send)
+{
+    int np = comm_size();
+    if (peer < -1 || peer >= np || (is_send && peer < 0))
+        comm_abort(1, "%s with bad rank %d (job of %d)", is_send ? "send" : "receive", peer, np);
+    memset(r, 0, sizeof *r);
+    r->buf = buf;
+    r->len = len;
+    r->peer = peer;
+    r->is_send = is_send;
 }

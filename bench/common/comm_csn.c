@@ -241,21 +241,9 @@ static void comm_track(comm_req *r)
     comm_pending[comm_npending++] = r;
 }
 
-static void comm_setup(comm_req *r, void *buf, size_t len, int peer, int is_send)
-{
-    if (peer < -1 || peer >= comm_np || (is_send && peer < 0))
-        comm_abort(1, "%s with bad rank %d (job of %d)", is_send ? "send" : "receive", peer,
-                   comm_np);
-    memset(r, 0, sizeof *r);
-    r->buf = buf;
-    r->len = len;
-    r->peer = peer;
-    r->is_send = is_send;
-}
-
 int comm_isend(const void *buf, size_t len, int dst, comm_req *r)
 {
-    comm_setup(r, (void *)buf, len, dst, 1);
+    comm_req_setup(r, (void *)buf, len, dst, 1);
     for (;;) {
         csn_status s = csn_tx_nb(comm_t, comm_ids[dst], buf, len);
         if (s == CSN_OK)
@@ -270,7 +258,7 @@ int comm_isend(const void *buf, size_t len, int dst, comm_req *r)
 
 int comm_irecv(void *buf, size_t len, int src, comm_req *r)
 {
-    comm_setup(r, buf, len, src, 0);
+    comm_req_setup(r, buf, len, src, 0);
     for (;;) {
         csn_status s =
             csn_rx_nb_from(comm_t, src < 0 ? CSN_NULL_NETID : comm_ids[src], buf, len, &r->len);

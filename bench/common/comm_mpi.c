@@ -119,14 +119,7 @@ static void comm_setup(comm_req *r, void *buf, size_t len, int peer, int is_send
     if (len > (size_t)INT_MAX)
         comm_abort(1, "%s of %zu bytes: more than MPI's int count allows",
                    is_send ? "send" : "receive", len);
-    if (peer < -1 || peer >= comm_np || (is_send && peer < 0))
-        comm_abort(1, "%s with bad rank %d (job of %d)", is_send ? "send" : "receive", peer,
-                   comm_np);
-    memset(r, 0, sizeof *r);
-    r->buf = buf;
-    r->len = len;
-    r->peer = peer;
-    r->is_send = is_send;
+    comm_req_setup(r, buf, len, peer, is_send);
 }
 
 int comm_isend(const void *buf, size_t len, int dst, comm_req *r)
