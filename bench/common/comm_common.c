@@ -1,4 +1,4 @@
-/* comm_common.c: the backend-independent part of the bench comm layer (clock, host name, request set-up). */
+/* comm_common.c: the backend-independent part of the bench comm layer (clock, host name, request set-up, gathers built on the backends). */
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,4 +31,9 @@ void comm_req_setup(comm_req *r, void *buf, size_t len, int peer, int is_send)
     r->len = len;
     r->peer = peer;
     r->is_send = is_send;
+}
+
+void comm_gather_double(double v, double *all)
+{
+    comm_gather_doubles(&v, 1, all);
 }

@@ -374,11 +374,6 @@ void comm_gather_doubles(const double *v, int n, double *all)
         comm_recv_ok(all + (size_t)r * (size_t)n, bytes, r);
 }
 
-void comm_gather_double(double v, double *all)
-{
-    comm_gather_doubles(&v, 1, all);
-}
-
 void comm_gather_str(const char *s, char *all, size_t each)
 {
     char *mine = calloc(1, each);

@@ -292,11 +292,6 @@ void comm_gather_doubles(const double *v, int n, double *all)
     comm_check(MPI_Gather(v, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD), "MPI_Gather");
 }
 
-void comm_gather_double(double v, double *all)
-{
-    comm_gather_doubles(&v, 1, all);
-}
-
 void comm_gather_str(const char *s, char *all, size_t each)
 {
     char *mine = calloc(1, each);

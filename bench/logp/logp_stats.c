@@ -1,5 +1,6 @@
 /* logp_stats.c: statistics, the o_r candidate filter, the LogGP line fit and size parsing of logp (no I/O, no comm). */
 #include "logp_stats.h"
+#include "parse_size.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -196,30 +197,7 @@ int logp_disagree(const double *v, size_t n, double factor, double floor)
 
 int logp_parse_size(const char *s, size_t max, size_t *out)
 {
-    if (!s || !isdigit((unsigned char)s[0]))
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0)
-        return -1;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if (shift && *end == 'i')
-        end++;
-    if (*end == 'B')
-        end++;
-    if (*end != '\0')
-        return -1;
-    if (v > (unsigned long long)max >> shift)
-        return -1;
-    *out = (size_t)(v << shift);
-    return 0;
+    return bench_parse_size(s, max, out);
 }
 
 static int logp_cmp_size(const void *a, const void *b)

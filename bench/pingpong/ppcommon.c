@@ -1,5 +1,6 @@
 /* ppcommon.c: sizes, payload patterns, statistics, options shared by pingpong and memcpy-bench. */
 #include "ppcommon.h"
+#include "parse_size.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,44 +11,7 @@
 
 int pp_parse_size(const char *s, size_t *out)
 {
-    if (s == NULL || !isdigit((unsigned char)s[0]))
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0)
-        return -1;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        shift = 10;
-        end++;
-        break;
-    case 'm':
-    case 'M':
-        shift = 20;
-        end++;
-        break;
-    case 'g':
-    case 'G':
-        shift = 30;
-        end++;
-        break;
-    default:
-        break;
-    }
-    /* Optional unit after the multiplier: "KiB", "KB", "B". */
-    if (shift != 0 && end[0] == 'i' && end[1] == 'B')
-        end += 2;
-    else if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end != '\0')
-        return -1;
-    if (v > (unsigned long long)PP_MAX_SIZE >> shift)
-        return -1;
-    *out = (size_t)(v << shift);
-    return 0;
+    return bench_parse_size(s, PP_MAX_SIZE, out);
 }
 
 int pp_parse_size_list(const char *s, struct pp_sizes *out)
