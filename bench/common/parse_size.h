@@ -1,4 +1,5 @@
-/* parse_size.h: the benchmarks' size syntax ("0", "1536", "4K", "4KiB", "1MB", "1G"), one definition for all of them. */
+/* parse_size.h: the benchmarks' size syntax ("0", "1536", "4K", "4KiB", "1MB", "1G"), one
+ * definition for all of them. */
 #ifndef BENCH_PARSE_SIZE_H
 #define BENCH_PARSE_SIZE_H
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include "json.h"
 
 #define US 1e6
 
@@ -110,21 +111,6 @@ static void logp_json_num(FILE *o, const char *key, double v)
         fprintf(o, "\"%s\": null", key);
 }
 
-static void logp_json_str(FILE *o, const char *s)
-{
-    fputc('"', o);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(o, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(o, "\\u%04x", ch);
-        else
-            fputc(ch, o);
-    }
-    fputc('"', o);
-}
-
 static void logp_json_summary(FILE *o, const char *key, const logp_summary *s)
 {
     fprintf(o, "\"%s\": {\"n\": %zu, ", key, s->n);
@@ -165,15 +151,15 @@ int logp_report_json(FILE *o, const char *path, const logp_meta *m, const logp_r
             strncat(cmd, " ", sizeof cmd - strlen(cmd) - 1);
         strncat(cmd, m->argv[i], sizeof cmd - strlen(cmd) - 1);
     }
-    logp_json_str(o, cmd);
+    bench_json_str(o, cmd);
     fputs(",\n  \"library\": ", o);
-    logp_json_str(o, m->library);
+    bench_json_str(o, m->library);
     fputs(",\n  \"transport\": ", o);
-    logp_json_str(o, m->transport);
+    bench_json_str(o, m->transport);
     fputs(",\n  \"hosts\": [", o);
-    logp_json_str(o, m->hosts);
+    bench_json_str(o, m->hosts);
     fputs(", ", o);
-    logp_json_str(o, m->hosts + sizeof m->hosts / 2);
+    bench_json_str(o, m->hosts + sizeof m->hosts / 2);
     fputs("],\n  ", o);
     logp_json_num(o, "clock_cost", m->clock_cost);
     fputs(",\n  ", o);

@@ -3,23 +3,9 @@
 #include <stdio.h>
 
 #include "nettest.h"
+#include "json.h"
 
 const char *const nt_print_names[3] = {"average", "total", "local"};
-
-static void output_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 static void output_json_number(FILE *f, double v)
 {
@@ -89,22 +75,22 @@ void nt_json_begin(FILE *f, const struct nt_prov *v)
 {
     const struct nt_params *p = v->p;
     fputs("{\n  \"benchmark\": \"nettest\",\n  \"flavour\": ", f);
-    output_json_string(f, v->flavour);
+    bench_json_str(f, v->flavour);
     fputs(",\n  \"build_date\": ", f);
-    output_json_string(f, v->build_date);
+    bench_json_str(f, v->build_date);
     fputs(",\n  \"library\": ", f);
-    output_json_string(f, v->library);
+    bench_json_str(f, v->library);
     fputs(",\n  \"transport\": ", f);
-    output_json_string(f, v->transport);
+    bench_json_str(f, v->transport);
     fputs(",\n  \"date\": ", f);
-    output_json_string(f, v->date);
+    bench_json_str(f, v->date);
     fputs(",\n  \"command\": ", f);
-    output_json_string(f, v->command);
+    bench_json_str(f, v->command);
     fprintf(f, ",\n  \"processes\": %d,\n  \"hosts\": [", v->nprocs);
     for (int r = 0; r < v->nprocs; r++) {
         if (r > 0)
             fputs(", ", f);
-        output_json_string(f, v->hosts + (size_t)r * v->host_each);
+        bench_json_str(f, v->hosts + (size_t)r * v->host_each);
     }
     fprintf(f,
             "],\n  \"options\": {\"unit\": \"%c\", \"unit_bytes\": %zu, \"min\": %llu, "

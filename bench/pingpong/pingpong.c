@@ -6,6 +6,7 @@
 
 #include "comm.h"
 #include "ppcommon.h"
+#include "json.h"
 
 enum { PP_LAT = 1, PP_BW = 2, PP_BIBW = 4 };
 #define PP_ACK_LEN 4
@@ -329,22 +330,6 @@ static void pingpong_print_row(const struct pingpong_opts *o, const struct pingp
     fflush(stdout);
 }
 
-/* JSON string body: the names printed here are host and library names; escape the few
- * characters JSON forbids. */
-static void pingpong_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", (unsigned char)*s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void pingpong_json_pair(FILE *f, const char *name, double med, const char *bestname,
                                double best, long iters, int window)
 {
@@ -363,11 +348,11 @@ static int pingpong_write_json(FILE *f, const struct pingpong_opts *o, const cha
                                const struct pingpong_row *rows, int n)
 {
     fprintf(f, "{\n\"benchmark\": \"pingpong\",\n\"library\": ");
-    pingpong_json_str(f, comm_library());
+    bench_json_str(f, comm_library());
     fprintf(f, ",\n\"transport\": ");
-    pingpong_json_str(f, comm_transport());
+    bench_json_str(f, comm_transport());
     fprintf(f, ",\n\"hosts\": ");
-    pingpong_json_str(f, hosts);
+    bench_json_str(f, hosts);
     fprintf(f,
             ",\n\"samples\": %d,\n\"window\": %d,\n\"window_bytes\": %zu,\n\"check\": %s,\n"
             "\"units\": {\"lat\": \"us, half round trip\", \"bw\": \"MB/s (1e6 B/s)\"},\n"

@@ -5,6 +5,7 @@
 
 #include "csn.h"
 #include "report.h"
+#include "json.h"
 
 #define PL_SYNC_DESC "futex counters in a MAP_SHARED|MAP_ANONYMOUS mapping"
 
@@ -71,21 +72,6 @@ void pl_report_table(FILE *f, const struct pl_opts *o, int nnode, const struct p
     fflush(f);
 }
 
-static void pl_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 int pl_report_json(const char *path, const struct pl_opts *o, int nnode, const struct pl_result *r)
 {
     struct pl_figures g;
@@ -94,23 +80,23 @@ int pl_report_json(const char *path, const struct pl_opts *o, int nnode, const s
         return -1;
     pl_figures_compute(o, nnode, r, &g);
     fprintf(f, "{\n  \"benchmark\": \"pipeline\",\n  \"csn_version\": ");
-    pl_json_str(f, csn_version());
+    bench_json_str(f, csn_version());
     fprintf(f, ",\n  \"transport\": ");
-    pl_json_str(f, csn_transport_name());
+    bench_json_str(f, csn_transport_name());
     fprintf(f, ",\n  \"job\": ");
-    pl_json_str(f, getenv("CSN_JOBID") ? getenv("CSN_JOBID") : "");
+    bench_json_str(f, getenv("CSN_JOBID") ? getenv("CSN_JOBID") : "");
     fprintf(f, ",\n  \"unexpected_limit\": ");
-    pl_json_str(f, getenv("CSN_UNEXPECTED_LIMIT") ? getenv("CSN_UNEXPECTED_LIMIT") : "");
+    bench_json_str(f, getenv("CSN_UNEXPECTED_LIMIT") ? getenv("CSN_UNEXPECTED_LIMIT") : "");
     fprintf(f, ",\n  \"mode\": \"%s\",\n  \"sync\": ", o->threads ? "threads" : "processes");
-    pl_json_str(f, PL_SYNC_DESC);
+    bench_json_str(f, PL_SYNC_DESC);
     fprintf(f,
             ",\n  \"nnode\": %d,\n  \"nphase\": %d,\n  \"bufsize\": %llu,\n"
             "  \"buffer_bytes\": %llu,\n  \"nbuf\": %llu,\n  \"source\": ",
             nnode, o->nphase, (unsigned long long)o->bufsize,
             (unsigned long long)o->bufsize * (unsigned)nnode, (unsigned long long)o->nbuf);
-    pl_json_str(f, pl_or_mem(o->source));
+    bench_json_str(f, pl_or_mem(o->source));
     fprintf(f, ",\n  \"sink\": ");
-    pl_json_str(f, pl_or_mem(o->sink));
+    bench_json_str(f, pl_or_mem(o->sink));
     fprintf(f,
             ",\n  \"boundary_bytes\": %llu,\n  \"boundary_bytes_between_nodes\": %llu,\n"
             "  \"total_bytes\": %llu,\n  \"total_bytes_between_nodes\": %llu,\n"
@@ -121,7 +107,7 @@ int pl_report_json(const char *path, const struct pl_opts *o, int nnode, const s
             g.tavg, g.mbps_all, g.mbps_between);
     for (int i = 0; i < nnode; i++) {
         fprintf(f, "%s\n    {\"node\": %d, \"host\": ", i ? "," : "", r[i].node);
-        pl_json_str(f, r[i].host);
+        bench_json_str(f, r[i].host);
         fprintf(f, ", \"time_s\": %.9f, \"bytes_sent\": %llu, \"MBps\": %.3f}", r[i].seconds,
                 g.node_bytes, r[i].seconds > 0 ? (double)g.node_bytes / r[i].seconds / PL_MB : 0.0);
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ttcomm.h"
+#include "json.h"
 
 #ifdef TT_MPI
 #define TT_PROG "threadtest-mpi"
@@ -516,20 +517,6 @@ static void *tt_worker_main(void *arg)
     return NULL;
 }
 
-static void tt_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s != '\0'; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", (unsigned char)*s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static int tt_write_json(const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -539,11 +526,11 @@ static int tt_write_json(const char *path)
     }
     fprintf(f, "{\n  \"benchmark\": \"threadtest\",\n  \"program\": \"" TT_PROG "\",\n");
     fprintf(f, "  \"library\": ");
-    tt_json_str(f, tt_library());
+    bench_json_str(f, tt_library());
     fprintf(f, ",\n  \"transport\": ");
-    tt_json_str(f, tt_transport());
+    bench_json_str(f, tt_transport());
     fprintf(f, ",\n  \"connections\": ");
-    tt_json_str(f, tt_connections());
+    bench_json_str(f, tt_connections());
     fprintf(f,
             ",\n  \"conn_per_thread\": %s,\n  \"window\": %d,\n  \"max_iters\": %d,\n"
             "  \"max_windows\": %d,\n  \"time_per_run_s\": %g,\n  \"check\": %s,\n"
