@@ -78,23 +78,15 @@ static csn_status api_check_buf(const void *buf, size_t len)
     return CSN_OK;
 }
 
-/* A netid is acceptable when it is well formed and names an existing process; transports of
- * this process are checked exactly, those of others when the message arrives. */
+/* A destination is acceptable when it is well formed and names a process of the job; a
+ * transport of this process is looked up when the message is posted (match_post_self), those
+ * of others when it arrives. The system transport is never a user's destination. */
 static csn_status api_check_netid(struct csni_proc *p, csn_netid id)
 {
     if (!csni_netid_wellformed(id))
         return CSN_ILLEGAL_NETID;
-    int rank = csni_netid_rank(id);
-    if (rank == p->me) {
-        csn_transport *d = csni_tport_find(p, csni_netid_tid(id));
-        if (!d || csni_netid_tid(id) == CSNI_SYS_TPORT) {
-            if (d)
-                pthread_mutex_unlock(&d->lock);
-            return CSN_ILLEGAL_NETID;
-        }
-        pthread_mutex_unlock(&d->lock);
-        return CSN_OK;
-    }
+    if (csni_netid_rank(id) == p->me)
+        return csni_netid_tid(id) == CSNI_SYS_TPORT ? CSN_ILLEGAL_NETID : CSN_OK;
     /* Ids at or above the job size belong to forked processes; an unknown one is found
      * out when connecting (no published address). */
     return p->boot.launched ? CSN_OK : CSN_ILLEGAL_NETID;

@@ -154,10 +154,8 @@ static void proc_handle(struct csni_proc *p, struct epoll_event *ev, bool block)
             return;
     } else {
         struct csni_conn *c = ev->data.ptr;
-        bool pending = atomic_load_explicit(&c->tx_pending, memory_order_relaxed), ring;
-        pthread_mutex_lock(&c->rx_lock);
-        ring = c->shm != NULL;
-        pthread_mutex_unlock(&c->rx_lock);
+        bool pending = atomic_load_explicit(&c->tx_pending, memory_order_relaxed);
+        bool ring = atomic_load_explicit(&c->ring, memory_order_acquire) != NULL;
         if (ring && (ev->events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
             csni_conn_doorbells(c);
         if (ev->events & (EPOLLIN | EPOLLERR | EPOLLHUP))

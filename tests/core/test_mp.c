@@ -297,13 +297,8 @@ static void mode_forever(void)
         CHECK_OK(csn_rx_nb_from(T, ids[left], in, sizeof in, &got));
         CHECK_OK(csn_tx_nb(T, ids[right], out, sizeof out));
         for (int k = 0; k < 2; k++)
-            if (csn_test(T, CSN_TX | CSN_RX, CSN_FOREVER, &id, &buf, &st) < 0 ||
-                st != CSN_OK) {
-                /* A peer died: leave with an error, as a real program would, but late enough
-                 * that csnrun has seen the killed rank first (it stops us before that). */
-                sleep(3);
-                exit(3);
-            }
+            if (csn_test(T, CSN_TX | CSN_RX, CSN_FOREVER, &id, &buf, &st) < 0 || st != CSN_OK)
+                exit(3); /* a peer died: leave with an error, as a real program would */
     }
 }
 
@@ -319,7 +314,8 @@ static void mode_barrier(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: test_mp exchange|overlap|backpressure|peerlost|barrier|shmfull|forever\n");
+        fprintf(stderr,
+                "usage: test_mp exchange|overlap|backpressure|peerlost|barrier|shmfull|forever\n");
         return 2;
     }
     setup();
