@@ -210,6 +210,23 @@ static int pl_pio(int fd, int is_write, unsigned char *p, size_t len, uint64_t o
     return 0;
 }
 
+/* The first or last phase's end of the data: the file at path (opened with flags), or, when
+ * path is empty, a buffer of blen bytes in memory. 0, or 1 after one line on stderr. */
+static int pl_end_open(struct pl_ctx *c, const char *path, int flags, size_t blen, int *fd,
+                       unsigned char **mem)
+{
+    if (path[0]) {
+        if ((*fd = open(path, flags | O_CLOEXEC)) < 0) {
+            fprintf(stderr, "pipeline: %s: %s: %s\n", c->who, path, strerror(errno));
+            return 1;
+        }
+    } else if ((*mem = malloc(blen)) == NULL) {
+        fprintf(stderr, "pipeline: %s: out of memory (%zu bytes)\n", c->who, blen);
+        return 1;
+    }
+    return 0;
+}
+
 /* First phase: fills buffer k from the source, then lets the senders have it. */
 static int pl_first(struct pl_ctx *c)
 {
@@ -220,21 +237,11 @@ static int pl_first(struct pl_ctx *c)
     unsigned char *mem = NULL;
     int fd = -1, rc = 1;
 
-    if (n->source_path[0]) {
-        fd = open(n->source_path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            fprintf(stderr, "pipeline: %s: %s: %s\n", c->who, n->source_path, strerror(errno));
-            goto fail;
-        }
-    } else {
-        mem = malloc(blen);
-        if (!mem) {
-            fprintf(stderr, "pipeline: %s: out of memory (%zu bytes)\n", c->who, blen);
-            goto fail;
-        }
+    if (pl_end_open(c, n->source_path, O_RDONLY, blen, &fd, &mem))
+        goto fail;
+    if (mem)
         for (size_t q = 0; q < blen; q++)
             mem[q] = (unsigned char)(q * 131u + (unsigned)n->node * 7u);
-    }
     if (pl_wait_ge(c, &n->sh->start, 1, "the start signal"))
         goto fail;
     int k = 0;
@@ -280,19 +287,8 @@ static int pl_last(struct pl_ctx *c)
     unsigned char *mem = NULL;
     int fd = -1, rc = 1;
 
-    if (n->sink_path[0]) {
-        fd = open(n->sink_path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0) {
-            fprintf(stderr, "pipeline: %s: %s: %s\n", c->who, n->sink_path, strerror(errno));
-            goto fail;
-        }
-    } else {
-        mem = malloc(blen);
-        if (!mem) {
-            fprintf(stderr, "pipeline: %s: out of memory (%zu bytes)\n", c->who, blen);
-            goto fail;
-        }
-    }
+    if (pl_end_open(c, n->sink_path, O_WRONLY, blen, &fd, &mem))
+        goto fail;
     int k = 0;
     for (uint64_t i = 0; i < n->o->nbuf; i++) {
         if (pl_wait_ge(c, &sy->filled[k], nn * (uint32_t)(i / 2 + 1), "a filled buffer"))
