@@ -41,9 +41,25 @@ if(TARGET pipeline)
            COMMAND sh ${PL_DIR}/die_case.sh ${PL_CSNRUN} $<TARGET_FILE:pipeline> 2 3 rank)
   add_test(NAME pipeline_stop_timeout
            COMMAND sh ${PL_DIR}/die_case.sh ${PL_CSNRUN} $<TARGET_FILE:pipeline> 2 3 stop)
-  set_tests_properties(pipeline_die_sender pipeline_die_rank pipeline_stop_timeout
+  add_test(NAME pipeline_die_phase
+           COMMAND sh ${PL_DIR}/die_case.sh ${PL_CSNRUN} $<TARGET_FILE:pipeline> 2 3 phase)
+  add_test(NAME pipeline_die_child
+           COMMAND sh ${PL_DIR}/die_case.sh ${PL_CSNRUN} $<TARGET_FILE:pipeline> 4 3 child)
+  set_tests_properties(pipeline_die_sender pipeline_die_rank pipeline_die_phase
+                       pipeline_die_child pipeline_stop_timeout
                        PROPERTIES TIMEOUT 90
                        SKIP_RETURN_CODE 77 ENVIRONMENT "${PL_ENV}")
+
+  # Across the four network-namespace hosts of tests/netns/testbed.sh (skipped unless root
+  # with ip netns and tc); one testbed at a time, as the netns tests.
+  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/netns/testbed.sh)
+    add_test(NAME pipeline_netns
+             COMMAND sh ${PL_DIR}/netns_pipeline.sh ${CMAKE_CURRENT_SOURCE_DIR}/netns/testbed.sh
+                     $<TARGET_FILE:pipeline> $<TARGET_FILE:pl_check>)
+    set_tests_properties(pipeline_netns PROPERTIES TIMEOUT 200 SKIP_RETURN_CODE 77
+                         RESOURCE_LOCK csn_netns
+                         ENVIRONMENT "${PL_ENV};TB_CSNRUN=${PL_CSNRUN}")
+  endif()
 
   add_test(NAME pipeline_usage COMMAND sh ${PL_DIR}/usage.sh $<TARGET_FILE:pipeline>)
   set_tests_properties(pipeline_usage PROPERTIES TIMEOUT 30)

@@ -1,10 +1,12 @@
 /* node.c: a node's phases, senders and receivers (processes, or threads with --threads). */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,27 +15,27 @@
 #include "pipeline.h"
 
 #define PL_TEST_SLICE_US 50000
+/* Operations a sender or receiver keeps in flight: one per buffer of the double buffer. */
+#define PL_INFLIGHT 2
 
-/* Starts one operation and waits for it in slices, so abort and the timeout are seen.
- * Returns the operation's status (CSN_OK, CSN_OVERRUN, CSN_PEER_LOST, ...), or
- * CSN_TIMEOUT after --timeout seconds / when the node aborts (*aborted set). *peer is the
- * destination of a send; a receive accepts any sender and sets *peer to it. */
-static csn_status pl_xfer(struct pl_ctx *c, csn_transport *t, int is_tx, csn_netid *peer, void *buf,
-                          size_t len, size_t *received, int *aborted)
+/* Waits in slices for the oldest completed operation of the kinds in flags, so that abort
+ * and the timeout are seen. Returns the operation's status (CSN_OK, CSN_OVERRUN,
+ * CSN_PEER_LOST, ...) with its peer and buffer, or CSN_TIMEOUT after --timeout seconds /
+ * when the node aborts (*aborted set). */
+static csn_status pl_complete(struct pl_ctx *c, csn_transport *t, unsigned flags, csn_netid *peer,
+                              void **buf, int *aborted)
 {
-    csn_status s = is_tx ? csn_tx_nb(t, *peer, buf, len) : csn_rx_nb(t, buf, len, received);
-    *aborted = 0;
-    if (s != CSN_OK)
-        return s;
     double t0 = pl_now();
+    *aborted = 0;
     for (;;) {
         csn_netid id;
         void *b;
         csn_status op;
-        s = csn_test(t, is_tx ? CSN_TX : CSN_RX, PL_TEST_SLICE_US, &id, &b, &op);
+        csn_status s = csn_test(t, flags, PL_TEST_SLICE_US, &id, &b, &op);
         if (s == CSN_TX_READY || s == CSN_RX_READY) {
-            if (!is_tx)
-                *peer = id;
+            *peer = id;
+            if (buf)
+                *buf = b;
             return op;
         }
         if (s != CSN_TIMEOUT)
@@ -45,6 +47,22 @@ static csn_status pl_xfer(struct pl_ctx *c, csn_transport *t, int is_tx, csn_net
         if (pl_now() - t0 > c->n->o->timeout_s)
             return CSN_TIMEOUT;
     }
+}
+
+/* Starts one operation and waits for it. *peer is the destination of a send; a receive
+ * accepts any sender and sets *peer to it. */
+static csn_status pl_xfer(struct pl_ctx *c, csn_transport *t, int is_tx, csn_netid *peer, void *buf,
+                          size_t len, size_t *received, int *aborted)
+{
+    csn_status s = is_tx ? csn_tx_nb(t, *peer, buf, len) : csn_rx_nb(t, buf, len, received);
+    csn_netid id = CSN_NULL_NETID;
+    *aborted = 0;
+    if (s != CSN_OK)
+        return s;
+    s = pl_complete(c, t, is_tx ? CSN_TX : CSN_RX, &id, NULL, aborted);
+    if (!is_tx)
+        *peer = id;
+    return s;
 }
 
 /* One line for a failed csn operation (quiet when the node is already aborting). */
@@ -72,6 +90,14 @@ static int pl_open(struct pl_ctx *c, csn_transport **t)
         return 1;
     }
     return 0;
+}
+
+/* Where block j stands in the order in which the first phase fills a buffer and the last
+ * phase empties one: the blocks of the other nodes first, starting with the next node (so
+ * that the nodes' first sends go to different nodes), this node's own block last. */
+static uint32_t pl_block_pos(const struct pl_node *n, int j)
+{
+    return (uint32_t)((j - n->node - 1 + 2 * n->nnode) % n->nnode);
 }
 
 /* Sender j of phase p: drains block j of each filled buffer to receiver <node> of phase
@@ -104,24 +130,45 @@ static int pl_sender(struct pl_ctx *c, int p, int j)
     }
     pl_add_wake(&n->sh->ready, 1);
 
+    /* Both buffers' sends may be in flight at once (PL_INFLIGHT): the send of buffer i+1
+     * starts as soon as it is filled, without waiting for the completion of buffer i's.
+     * The first phase hands its buffer over block by block (pl_first): there, sender j
+     * waits only for its own block, and only for wakes of its block's bit. */
     uint32_t nn = (uint32_t)n->nnode;
-    uint64_t b = n->o->bufsize;
-    int k = 0;
-    for (uint64_t i = 0; i < n->o->nbuf; i++) {
-        if (pl_wait_ge(c, &sy->filled[k], nn * (uint32_t)(i / 2 + 1), "a filled buffer"))
-            goto out;
-        s = pl_xfer(c, t, 1, &to, pl_buf(n, p, k) + j * b, b, NULL, &aborted);
+    uint32_t own = p == 0 ? pl_block_pos(n, j) + 1 : nn, bits = 1u << (j % 32);
+    uint64_t b = n->o->bufsize, nbuf = n->o->nbuf, posted = 0, done = 0;
+    while (done < nbuf) {
+        while (posted < nbuf && posted < done + PL_INFLIGHT) {
+            int k = (int)(posted & 1);
+            uint32_t need = nn * (uint32_t)(posted / 2) + own;
+            if (atomic_load_explicit(&sy->filled[k], memory_order_acquire) < need) {
+                if (posted > done)
+                    break; /* complete what is in flight first */
+                if (pl_wait_bits(c, &sy->filled[k], need, p == 0 ? bits : FUTEX_BITSET_MATCH_ANY,
+                                 "a filled buffer"))
+                    goto out;
+            }
+            s = csn_tx_nb(t, to, pl_buf(n, p, k) + j * b, b);
+            if (s != CSN_OK) {
+                pl_csn_fail(c, "send", s, 0);
+                goto out;
+            }
+            posted++;
+        }
+        csn_netid id;
+        s = pl_complete(c, t, CSN_TX, &id, NULL, &aborted);
         if (s != CSN_OK) {
             char what[48];
-            snprintf(what, sizeof what, "send of buffer %llu", (unsigned long long)i);
+            snprintf(what, sizeof what, "send of buffer %llu", (unsigned long long)done);
             pl_csn_fail(c, what, s, aborted);
             goto out;
         }
-        pl_add_wake(&sy->drained[k], 1);
-        if (n->o->die_after && i + 1 == n->o->die_after && j == 0 && p == n->o->nphase - 2 &&
+        /* Sends to one receiver complete in order: this was buffer `done`. */
+        pl_add_one(&sy->drained[done & 1], nn);
+        done++;
+        if (n->o->die_after && done == n->o->die_after && j == 0 && p == n->o->nphase - 2 &&
             n->node == n->nnode - 1)
             raise(SIGKILL);
-        k = !k;
     }
     rc = 0;
 out:
@@ -138,7 +185,7 @@ static int pl_receiver(struct pl_ctx *c, int p, int j)
     csn_transport *t = NULL;
     csn_netid from = CSN_NULL_NETID, sender = CSN_NULL_NETID;
     char name[96], hello[1];
-    size_t got = 0;
+    size_t got[2] = {0, 0}; /* received lengths, one per buffer */
     int aborted, rc = 1;
     csn_status s;
 
@@ -152,38 +199,61 @@ static int pl_receiver(struct pl_ctx *c, int p, int j)
     }
     /* The hello names our one sender; all data must come from it. (Receives accept any
      * sender: a transport closed after its last send would not pass a from-filter.) */
-    s = pl_xfer(c, t, 0, &sender, hello, sizeof hello, &got, &aborted);
-    if (s != CSN_OK || got != 0) {
+    s = pl_xfer(c, t, 0, &sender, hello, sizeof hello, &got[0], &aborted);
+    if (s != CSN_OK || got[0] != 0) {
         pl_csn_fail(c, "hello", s != CSN_OK ? s : CSN_OVERRUN, aborted);
         goto out;
     }
     pl_add_wake(&n->sh->ready, 1);
 
+    /* The receives of both buffers are posted as soon as each is free (PL_INFLIGHT), so
+     * that a block finds its receive waiting more often and is copied once, straight into
+     * the buffer. The last phase gives its buffer back block by block (pl_last): there,
+     * receiver j waits only for its own block, and only for wakes of its block's bit. */
     uint32_t nn = (uint32_t)n->nnode;
-    uint64_t b = n->o->bufsize;
-    int k = 0;
-    for (uint64_t i = 0; i < n->o->nbuf; i++) {
-        if (pl_wait_ge(c, &sy->drained[k], nn * (uint32_t)(i / 2), "a drained buffer"))
-            goto out;
-        s = pl_xfer(c, t, 0, &from, pl_buf(n, p, k) + j * b, b, &got, &aborted);
-        if (s == CSN_OK && (got != b || from != sender)) {
+    int last = p == n->o->nphase - 1;
+    uint32_t own = last ? pl_block_pos(n, j) + 1 : nn, bits = 1u << (j % 32);
+    uint64_t b = n->o->bufsize, nbuf = n->o->nbuf, posted = 0, done = 0;
+    while (done < nbuf) {
+        while (posted < nbuf && posted < done + PL_INFLIGHT) {
+            int k = (int)(posted & 1);
+            /* Round r of buffer k needs round r-1's block given back. */
+            uint32_t r = (uint32_t)(posted / 2), need = r ? nn * (r - 1) + own : 0;
+            if (atomic_load_explicit(&sy->drained[k], memory_order_acquire) < need) {
+                if (posted > done)
+                    break; /* complete what is in flight first */
+                if (pl_wait_bits(c, &sy->drained[k], need, last ? bits : FUTEX_BITSET_MATCH_ANY,
+                                 "a drained buffer"))
+                    goto out;
+            }
+            s = csn_rx_nb(t, pl_buf(n, p, k) + j * b, b, &got[k]);
+            if (s != CSN_OK) {
+                pl_csn_fail(c, "receive", s, 0);
+                goto out;
+            }
+            posted++;
+        }
+        int k = (int)(done & 1);
+        void *where = NULL;
+        s = pl_complete(c, t, CSN_RX, &from, &where, &aborted);
+        if (s == CSN_OK && (got[k] != b || from != sender || where != pl_buf(n, p, k) + j * b)) {
             if (!atomic_load(&n->sh->abort))
                 fprintf(stderr,
                         "pipeline: %s: buffer %llu: %zu bytes from netid %#llx, expected %llu "
                         "from %#llx\n",
-                        c->who, (unsigned long long)i, got, (unsigned long long)from,
+                        c->who, (unsigned long long)done, got[k], (unsigned long long)from,
                         (unsigned long long)b, (unsigned long long)sender);
             pl_abort(n->sh, n->o->nphase);
             goto out;
         }
         if (s != CSN_OK) {
             char what[48];
-            snprintf(what, sizeof what, "receive of buffer %llu", (unsigned long long)i);
+            snprintf(what, sizeof what, "receive of buffer %llu", (unsigned long long)done);
             pl_csn_fail(c, what, s, aborted);
             goto out;
         }
-        pl_add_wake(&sy->filled[k], 1);
-        k = !k;
+        pl_add_one(&sy->filled[k], nn);
+        done++;
     }
     rc = 0;
 out:
@@ -232,7 +302,7 @@ static int pl_first(struct pl_ctx *c)
 {
     struct pl_node *n = c->n;
     struct pl_sync *sy = &n->sh->phase[0];
-    size_t blen = (size_t)n->nnode * n->o->bufsize;
+    size_t b = n->o->bufsize, blen = (size_t)n->nnode * b;
     uint32_t nn = (uint32_t)n->nnode;
     unsigned char *mem = NULL;
     int fd = -1, rc = 1;
@@ -248,17 +318,22 @@ static int pl_first(struct pl_ctx *c)
     for (uint64_t i = 0; i < n->o->nbuf; i++) {
         if (pl_wait_ge(c, &sy->drained[k], nn * (uint32_t)(i / 2), "a drained buffer"))
             goto fail;
-        unsigned char *dst = pl_buf(n, 0, k);
-        if (fd >= 0) {
-            if (pl_pio(fd, 0, dst, blen, n->source_off + i * blen)) {
-                fprintf(stderr, "pipeline: %s: reading %s: %s\n", c->who, n->source_path,
-                        strerror(errno));
-                goto fail;
+        /* Block by block, each handed to its sender at once: sender j's transfer overlaps
+         * the filling of the next blocks. */
+        for (uint32_t q = 0; q < nn; q++) {
+            int j = (n->node + 1 + (int)q) % n->nnode;
+            unsigned char *dst = pl_buf(n, 0, k) + (size_t)j * b;
+            if (fd >= 0) {
+                if (pl_pio(fd, 0, dst, b, n->source_off + i * blen + (uint64_t)j * b)) {
+                    fprintf(stderr, "pipeline: %s: reading %s: %s\n", c->who, n->source_path,
+                            strerror(errno));
+                    goto fail;
+                }
+            } else {
+                memcpy(dst, mem + (size_t)j * b, b);
             }
-        } else {
-            memcpy(dst, mem, blen);
+            pl_add_wake_bits(&sy->filled[k], 1, 1u << (j % 32));
         }
-        pl_add_wake(&sy->filled[k], nn);
         k = !k;
     }
     /* The seed's last "wait for the senders' signal": every block went out. */
@@ -282,7 +357,7 @@ static int pl_last(struct pl_ctx *c)
     struct pl_node *n = c->n;
     int p = n->o->nphase - 1;
     struct pl_sync *sy = &n->sh->phase[p];
-    size_t blen = (size_t)n->nnode * n->o->bufsize;
+    size_t b = n->o->bufsize, blen = (size_t)n->nnode * b;
     uint32_t nn = (uint32_t)n->nnode;
     unsigned char *mem = NULL;
     int fd = -1, rc = 1;
@@ -293,17 +368,22 @@ static int pl_last(struct pl_ctx *c)
     for (uint64_t i = 0; i < n->o->nbuf; i++) {
         if (pl_wait_ge(c, &sy->filled[k], nn * (uint32_t)(i / 2 + 1), "a filled buffer"))
             goto fail;
-        unsigned char *src = pl_buf(n, p, k);
-        if (fd >= 0) {
-            if (pl_pio(fd, 1, src, blen, n->sink_off + i * blen)) {
-                fprintf(stderr, "pipeline: %s: writing %s: %s\n", c->who, n->sink_path,
-                        strerror(errno));
-                goto fail;
+        /* Block by block, each given back to its receiver at once (the order of pl_first),
+         * so that receiver j posts its next receive before its sender's next block comes. */
+        for (uint32_t q = 0; q < nn; q++) {
+            int j = (n->node + 1 + (int)q) % n->nnode;
+            unsigned char *src = pl_buf(n, p, k) + (size_t)j * b;
+            if (fd >= 0) {
+                if (pl_pio(fd, 1, src, b, n->sink_off + i * blen + (uint64_t)j * b)) {
+                    fprintf(stderr, "pipeline: %s: writing %s: %s\n", c->who, n->sink_path,
+                            strerror(errno));
+                    goto fail;
+                }
+            } else {
+                memcpy(mem + (size_t)j * b, src, b);
             }
-        } else {
-            memcpy(mem, src, blen);
+            pl_add_wake_bits(&sy->drained[k], 1, 1u << (j % 32));
         }
-        pl_add_wake(&sy->drained[k], nn);
         k = !k;
     }
     n->sh->t_end = pl_now();
@@ -340,9 +420,22 @@ static int pl_run(struct pl_ctx *c, enum pl_role role, int p, int j)
     }
 }
 
+/* Names the calling process or thread after its part ("pl.s2.1": phase 2's sender 1;
+ * "pl.r", "pl.p" for receivers and phase processes), so ps, top and perf tell them apart. */
+static void pl_name_self(enum pl_role role, int p, int j)
+{
+    char nm[16];
+    if (role == PL_ROLE_PHASE)
+        snprintf(nm, sizeof nm, "pl.p%d", p);
+    else
+        snprintf(nm, sizeof nm, "pl.%c%d.%d", role == PL_ROLE_SENDER ? 's' : 'r', p, j);
+    prctl(PR_SET_NAME, nm);
+}
+
 static void *pl_thread_main(void *arg)
 {
     struct pl_thread *t = arg;
+    pl_name_self(t->role, t->p, t->j);
     t->rc = pl_run(&t->c, t->role, t->p, t->j);
     return NULL;
 }
@@ -407,6 +500,7 @@ int pl_start(struct pl_ctx *c, enum pl_role role, int p, int j)
         cc.parent = me;
         if (pl_child_setup(me))
             _exit(1);
+        pl_name_self(role, p, j);
         _exit(pl_run(&cc, role, p, j));
     }
     c->kids[idx] = pid;

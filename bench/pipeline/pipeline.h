@@ -94,7 +94,17 @@ double pl_now(void);
 /* Waits until *w >= target. 0 on success; -1 on abort, timeout, dead parent or failed
  * child (one line printed unless the node was already aborting). */
 int pl_wait_ge(struct pl_ctx *c, _Atomic uint32_t *w, uint32_t target, const char *what);
+/* pl_wait_ge woken only by wakes whose bitset shares a bit with `bits`. */
+int pl_wait_bits(struct pl_ctx *c, _Atomic uint32_t *w, uint32_t target, uint32_t bits,
+                 const char *what);
+/* Adds v and wakes the waiters whose bits share one with `bits`. */
+void pl_add_wake_bits(_Atomic uint32_t *w, uint32_t v, uint32_t bits);
 void pl_add_wake(_Atomic uint32_t *w, uint32_t v);
+/* Adds 1 and wakes the waiters only when the count reaches a multiple of `every`: the
+ * filled and drained counters are only ever waited for at multiples of nnode, so the
+ * nnode-1 earlier senders or receivers of a buffer need not wake anyone (a woken phase
+ * process would only find the buffer incomplete and sleep again). */
+void pl_add_one(_Atomic uint32_t *w, uint32_t every);
 /* Marks the node as aborting and wakes every waiter. Async-signal-safe. */
 void pl_abort(struct pl_shared *sh, int nphase);
 /* Reaps exited children without blocking: 0 ok, -1 when one failed (reported). */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,10 @@
 
 /* How long one futex sleep lasts before the ways out are checked again. */
 #define PL_SLICE_NS (50 * 1000 * 1000L)
+/* sched_yield turns a waiter takes before it sleeps on the futex. */
+#ifndef PL_YIELDS
+#define PL_YIELDS 4
+#endif
 
 volatile sig_atomic_t pl_got_signal;
 static struct pl_shared *pl_sig_sh;
@@ -32,11 +37,17 @@ unsigned char *pl_buf(const struct pl_node *n, int phase, int k)
     return n->bufs + (size_t)(2 * phase + k) * n->buf_stride;
 }
 
-/* The mapping is MAP_SHARED, so the futexes must be the shared (non-private) kind. */
-static void pl_futex_wait(_Atomic uint32_t *w, uint32_t seen, long ns)
+/* The mapping is MAP_SHARED, so the futexes must be the shared (non-private) kind. The
+ * bitset kind lets a waiter say which wakes concern it (a sender: only its own block's);
+ * plain FUTEX_WAKE still wakes every waiter whatever its bits (abort). */
+static void pl_futex_wait(_Atomic uint32_t *w, uint32_t seen, long ns, uint32_t bits)
 {
-    struct timespec ts = {0, ns};
-    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, seen, &ts, NULL, 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* FUTEX_WAIT_BITSET takes an absolute time */
+    ts.tv_nsec += ns;
+    ts.tv_sec += ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_BITSET, seen, &ts, NULL, bits);
 }
 
 static void pl_futex_wake(_Atomic uint32_t *w)
@@ -48,6 +59,19 @@ void pl_add_wake(_Atomic uint32_t *w, uint32_t v)
 {
     atomic_fetch_add_explicit(w, v, memory_order_release);
     pl_futex_wake(w);
+}
+
+void pl_add_wake_bits(_Atomic uint32_t *w, uint32_t v, uint32_t bits)
+{
+    atomic_fetch_add_explicit(w, v, memory_order_release);
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL, bits);
+}
+
+void pl_add_one(_Atomic uint32_t *w, uint32_t every)
+{
+    uint32_t now = atomic_fetch_add_explicit(w, 1, memory_order_release) + 1;
+    if (now % every == 0)
+        pl_futex_wake(w);
 }
 
 void pl_abort(struct pl_shared *sh, int nphase)
@@ -163,16 +187,26 @@ int pl_reap_all(struct pl_ctx *c, double grace_s)
     return rc;
 }
 
-int pl_wait_ge(struct pl_ctx *c, _Atomic uint32_t *w, uint32_t target, const char *what)
+int pl_wait_bits(struct pl_ctx *c, _Atomic uint32_t *w, uint32_t target, uint32_t bits,
+                 const char *what)
 {
     struct pl_shared *sh = c->n->sh;
     double t0 = 0;
+    int yields = 0;
     for (;;) {
         uint32_t v = atomic_load_explicit(w, memory_order_acquire);
         if (v >= target)
             return 0;
         if (atomic_load(&sh->abort))
             return -1;
+        /* A few turns of the CPU to whoever is runnable before sleeping: the buffer is
+         * often handed over within them, and a hand-over seen this way costs neither side
+         * a futex wake-up. */
+        if (yields < PL_YIELDS) {
+            yields++;
+            sched_yield();
+            continue;
+        }
         if (c->kids_left > 0 && pl_reap(c))
             return -1;
         if (c->parent && getppid() != c->parent) {
@@ -189,8 +223,13 @@ int pl_wait_ge(struct pl_ctx *c, _Atomic uint32_t *w, uint32_t target, const cha
             pl_abort(sh, c->n->o->nphase);
             return -1;
         }
-        pl_futex_wait(w, v, PL_SLICE_NS);
+        pl_futex_wait(w, v, PL_SLICE_NS, bits);
     }
+}
+
+int pl_wait_ge(struct pl_ctx *c, _Atomic uint32_t *w, uint32_t target, const char *what)
+{
+    return pl_wait_bits(c, w, target, FUTEX_BITSET_MATCH_ANY, what);
 }
 
 int pl_child_setup(pid_t parent)

@@ -1,8 +1,9 @@
 #!/bin/sh
 # die_case.sh: a pipeline process killed mid-run ends the job: csnrun exits non-zero, in time,
 # leaving no process and no /dev/shm file of the job.
-# usage: die_case.sh CSNRUN PIPELINE NNODE NPHASE sender|rank|stop
+# usage: die_case.sh CSNRUN PIPELINE NNODE NPHASE sender|rank|phase|child|stop
 #   sender: --die-after makes a sender SIGKILL itself; rank: the test SIGKILLs one node process;
+#   phase: one phase process; child: one sender or receiver (from outside);
 #   stop: the test SIGSTOPs one sender or receiver, so only --timeout can end the wait.
 set -u
 csnrun=$1 pipeline=$2 nnode=$3 nphase=$4 mode=$5
@@ -35,8 +36,9 @@ job=$!
 ppid() { { sed -n 's/^PPid:[[:space:]]*//p' "/proc/$1/status"; } 2>/dev/null; }
 if [ "$mode" != sender ]; then
     # Wait until the run started (the header is printed), then pick the victim: for
-    # "rank" the one of ours whose parent is not ours (a node process), for "stop" one
-    # whose grandparent is ours (a sender or receiver).
+    # "rank" the one of ours whose parent is not ours (a node process), for "phase" one
+    # whose parent is a node process, for "stop" and "child" one whose grandparent is
+    # ours (a sender or receiver).
     i=0
     while ! grep -q "^  job " "$tmp/out.txt" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
     sleep 0.5
@@ -46,12 +48,15 @@ if [ "$mode" != sender ]; then
         pp=$(ppid "$p")
         case "$all" in *" $pp "*) ours_parent=1 ;; *) ours_parent=0 ;; esac
         if [ "$mode" = rank ] && [ $ours_parent = 0 ]; then victim=$p; break; fi
-        if [ "$mode" = stop ] && [ $ours_parent = 1 ]; then
+        if [ "$mode" = phase ] && [ $ours_parent = 1 ]; then
+            case "$all" in *" $(ppid "$pp") "*) ;; *) victim=$p; break ;; esac
+        fi
+        if { [ "$mode" = stop ] || [ "$mode" = child ]; } && [ $ours_parent = 1 ]; then
             case "$all" in *" $(ppid "$pp") "*) victim=$p; break ;; esac
         fi
     done
     [ -n "$victim" ] || fail "no $mode victim found"
-    if [ "$mode" = rank ]; then kill -KILL "$victim"; else kill -STOP "$victim"; fi
+    if [ "$mode" = stop ]; then kill -STOP "$victim"; else kill -KILL "$victim"; fi
 fi
 wait $job
 rc=$?
