@@ -324,16 +324,26 @@ int comm_test(comm_req *r)
     return r->done;
 }
 
+/* Blocking send and receive map to csn_tx and csn_rx, as the MPI twin's map to MPI_Send and
+ * MPI_Recv: the library's own blocking path, not a request and csn_test. A receive from any
+ * rank keeps the request path and its watchdog (no peer can be named to be lost). */
 int comm_send(const void *buf, size_t len, int dst)
 {
-    comm_req r;
-    comm_isend(buf, len, dst, &r);
-    comm_waitall(1, &r);
-    return r.status;
+    return (int)csn_tx(comm_t, comm_ids[dst], buf, len);
 }
 
 int comm_recv(void *buf, size_t len, int src, size_t *received, int *from)
 {
+    if (src >= 0) {
+        csn_netid id = comm_ids[src];
+        size_t got = 0;
+        csn_status s = csn_rx(comm_t, &id, buf, len, &got);
+        if (received != NULL)
+            *received = got;
+        if (from != NULL)
+            *from = comm_rank_of(id);
+        return (int)s;
+    }
     comm_req r;
     comm_irecv(buf, len, src, &r);
     comm_waitall(1, &r);

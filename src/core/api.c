@@ -1,6 +1,7 @@
 /* api.c: the public calls: argument checks, transports' life cycle, and the nine CSN calls on top
  * of match.c and wait.c. */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,18 +19,23 @@ csn_status csni_tport_create(struct csni_proc *p, csn_transport **out)
     if ((t = p->graveyard) != NULL) {
         p->graveyard = t->next_free;
     } else if ((t = calloc(1, sizeof *t)) != NULL) {
-        pthread_mutex_init(&t->lock, NULL);
     }
     if (t && p->ntports + 1 >= p->captports) {
-        uint32_t cap = p->captports ? p->captports * 2 : 64;
-        csn_transport **n = realloc(p->tports, cap * sizeof *n);
-        if (!n) {
+        uint32_t cap = p->captports ? p->captports * 2 : 64, gen = 0;
+        csn_transport *_Atomic *n = calloc(cap, sizeof *n), *_Atomic *old = p->tports;
+        while (old && gen < 32 && p->retired[gen])
+            gen++;
+        if (!n || gen == 32) {
+            free(n);
             t->next_free = p->graveyard;
             p->graveyard = t;
             t = NULL;
         } else {
-            memset(n + p->captports, 0, (cap - p->captports) * sizeof *n);
-            p->tports = n;
+            for (uint32_t i = 0; i < p->captports; i++)
+                atomic_init(&n[i], atomic_load_explicit(&old[i], memory_order_relaxed));
+            if (old)
+                p->retired[gen] = old; /* lock-free readers may still hold it */
+            atomic_store_explicit(&p->tports, n, memory_order_release);
             p->captports = cap;
         }
     }
@@ -43,7 +49,7 @@ csn_status csni_tport_create(struct csni_proc *p, csn_transport **out)
     pthread_rwlock_unlock(&p->tlock);
     /* Lock order is transport lock, then table lock: initialise outside the table lock
      * (the structure is in no table yet), then publish it. */
-    pthread_mutex_lock(&t->lock);
+    csni_lock(&t->lock);
     t->tid = tid;
     t->id = csni_netid_make(p->me, tid);
     t->posted.head = t->posted.tail = NULL;
@@ -54,9 +60,9 @@ csn_status csni_tport_create(struct csni_proc *p, csn_transport **out)
     t->nnames = 0;
     t->next_free = NULL;
     atomic_store(&t->magic, CSNI_TPORT_MAGIC);
-    pthread_mutex_unlock(&t->lock);
+    csni_unlock(&t->lock);
     pthread_rwlock_wrlock(&p->tlock);
-    p->tports[tid] = t;
+    atomic_store(&p->tports[tid], t);
     pthread_rwlock_unlock(&p->tlock);
     *out = t;
     return CSN_OK;
@@ -119,7 +125,7 @@ csn_status csn_close(csn_transport **tp)
         return CSN_UNINITIALISED_TRANSPORT; /* another thread closed it first */
     *tp = NULL;
     pthread_rwlock_wrlock(&p->tlock);
-    p->tports[t->tid] = NULL;
+    atomic_store(&p->tports[t->tid], NULL); /* before the drain takes t->lock: see tport_find */
     pthread_rwlock_unlock(&p->tlock);
     /* Frames of ours still being written point into user buffers: let them finish (a dead
      * peer fails them), so the caller may free its buffers when we return. */
@@ -129,10 +135,10 @@ csn_status csn_close(csn_transport **tp)
         struct csni_conn *conns = p->conns;
         pthread_mutex_unlock(&p->lock);
         for (struct csni_conn *c = conns; c && !busy; c = c->next) {
-            pthread_mutex_lock(&c->tx_lock);
+            csni_lock(&c->tx_lock);
             for (struct csni_sendreq *sr = c->sq_head; sr && !busy; sr = sr->next)
                 busy = sr->op && sr->op->t == t && sr->op->kind == CSNI_OP_TX;
-            pthread_mutex_unlock(&c->tx_lock);
+            csni_unlock(&c->tx_lock);
         }
         if (!busy)
             break;
@@ -145,10 +151,10 @@ csn_status csn_close(csn_transport **tp)
         free(t->names[i]);
     }
     free(t->names);
-    pthread_mutex_lock(&t->lock);
+    csni_lock(&t->lock);
     t->names = NULL;
     t->nnames = 0;
-    pthread_mutex_unlock(&t->lock);
+    csni_unlock(&t->lock);
     pthread_rwlock_wrlock(&p->tlock);
     t->next_free = p->graveyard;
     p->graveyard = t;
@@ -168,13 +174,13 @@ csn_status csn_register_name(csn_transport *t, const char *name)
         return CSN_NO_HEAP;
     if ((rv = csni_names_register(name, t->id)) != CSN_OK)
         goto fail;
-    pthread_mutex_lock(&t->lock);
+    csni_lock(&t->lock);
     names = realloc(t->names, (t->nnames + 1) * sizeof *names);
     if (names) {
         t->names = names;
         t->names[t->nnames++] = copy;
     }
-    pthread_mutex_unlock(&t->lock);
+    csni_unlock(&t->lock);
     if (!names) {
         csni_names_unregister(name, t->id);
         rv = CSN_NO_HEAP;
@@ -197,41 +203,71 @@ csn_status csn_lookup_name(csn_netid *id, const char *name)
     return csni_names_lookup(name, p->lookup_timeout_ms, id);
 }
 
-/* ---- operations ---- */
-static csn_status api_new_op(csn_transport *t, bool blocking, csn_netid peer, void *buf, size_t len,
-                             size_t *received, struct csni_op **out)
+/* ---- operations ----
+ * A non-blocking call's op comes from its transport's free list and is handed back by
+ * csn_test. A blocking call's op lives on the caller's stack: it is on no list once done,
+ * its completion takes no transport lock, and it costs no allocation. */
+static void api_init_op(struct csni_op *op, csn_transport *t, csn_netid peer, void *buf,
+                        size_t len, size_t *received)
 {
-    struct csni_op *op;
-    pthread_mutex_lock(&t->lock);
-    op = csni_op_alloc(t);
-    pthread_mutex_unlock(&t->lock);
-    if (!op)
-        return t->nops >= csni_p->max_ops ? CSN_BUSY : CSN_NO_HEAP;
-    op->blocking = blocking;
+    op->t = t;
     op->peer = peer;
     op->buf = buf;
     op->len = len;
     op->received = received;
+}
+
+/* op: a blocking call's own (stack) op to fill, or NULL for one from t's free list. */
+static csn_status api_new_op(csn_transport *t, struct csni_op *op, csn_netid peer, void *buf,
+                             size_t len, size_t *received, struct csni_op **out)
+{
+    if (op) {
+        /* Every field a blocking op may read before it is set; not the frame bytes. */
+        op->next = NULL;
+        op->kind = 0;
+        atomic_init(&op->state, CSNI_ST_FREE);
+        op->blocking = true;
+        op->status = CSN_OK;
+        op->msglen = 0;
+        op->token = 0;
+        op->pp = NULL;
+        op->sr.next = NULL;
+        op->sr.payload = NULL;
+        op->sr.paylen = 0;
+        op->sr.off = 0;
+        op->sr.op = NULL;
+        op->sr.heap = false;
+        atomic_init(&op->sr.queued, false);
+    } else {
+        csni_lock(&t->lock);
+        op = csni_op_alloc(t);
+        csni_unlock(&t->lock);
+        if (!op)
+            return t->nops >= csni_p->max_ops ? CSN_BUSY : CSN_NO_HEAP;
+    }
+    api_init_op(op, t, peer, buf, len, received);
     *out = op;
     return CSN_OK;
 }
 
 static void api_free_op(csn_transport *t, struct csni_op *op)
 {
-    pthread_mutex_lock(&t->lock);
+    if (op->blocking)
+        return;
+    csni_lock(&t->lock);
     csni_op_free(t, op);
-    pthread_mutex_unlock(&t->lock);
+    csni_unlock(&t->lock);
 }
 
-static csn_status api_tx(csn_transport *t, csn_netid to, const void *buf, size_t len, bool blocking,
-                         struct csni_op **out)
+static csn_status api_tx(csn_transport *t, csn_netid to, const void *buf, size_t len,
+                         struct csni_op *stack, struct csni_op **out)
 {
     csn_status rv;
     struct csni_op *op;
     if ((rv = api_check(t)) != CSN_OK || (rv = api_check_buf(buf, len)) != CSN_OK ||
         (rv = api_check_netid(csni_p, to)) != CSN_OK)
         return rv;
-    if ((rv = api_new_op(t, blocking, to, (void *)buf, len, NULL, &op)) != CSN_OK)
+    if ((rv = api_new_op(t, stack, to, (void *)buf, len, NULL, &op)) != CSN_OK)
         return rv;
     if ((rv = csni_post_tx(t, op)) != CSN_OK) {
         api_free_op(t, op);
@@ -242,7 +278,7 @@ static csn_status api_tx(csn_transport *t, csn_netid to, const void *buf, size_t
 }
 
 static csn_status api_rx(csn_transport *t, csn_netid from, void *buf, size_t len, size_t *received,
-                         bool blocking, struct csni_op **out)
+                         struct csni_op *stack, struct csni_op **out)
 {
     csn_status rv;
     struct csni_op *op;
@@ -254,7 +290,7 @@ static csn_status api_rx(csn_transport *t, csn_netid from, void *buf, size_t len
         (!csni_netid_wellformed(from) || csni_netid_tid(from) == CSNI_SYS_TPORT ||
          (csni_netid_rank(from) != csni_p->me && !csni_p->boot.launched)))
         return CSN_ILLEGAL_NETID;
-    if ((rv = api_new_op(t, blocking, from, buf, len, received, &op)) != CSN_OK)
+    if ((rv = api_new_op(t, stack, from, buf, len, received, &op)) != CSN_OK)
         return rv;
     if ((rv = csni_post_rx(t, op)) != CSN_OK) {
         api_free_op(t, op);
@@ -264,50 +300,56 @@ static csn_status api_rx(csn_transport *t, csn_netid from, void *buf, size_t len
     return CSN_OK;
 }
 
-/* Waits for exactly op (a blocking call's own operation) and frees it. */
+/* Waits for a blocking call's own op. Its request (a receive's clear-to-send) may still be
+ * in a connection's hands after completion: the stack frame is given back only when the
+ * writer has let go of it (a dead connection lets go too). */
 static csn_status api_finish(csn_transport *t, struct csni_op *op, csn_netid *peer)
 {
     struct csni_op *got;
     csni_wait(t, op, 0, CSN_FOREVER, &got);
-    csn_status st = op->status;
+    while (atomic_load_explicit(&op->sr.queued, memory_order_acquire)) {
+        csni_poll(csni_p);
+        sched_yield();
+    }
     if (peer)
         *peer = op->peer;
-    api_free_op(t, op);
-    return st;
+    return op->status;
 }
 
 csn_status csn_tx_nb(csn_transport *t, csn_netid to, const void *buf, size_t len)
 {
     struct csni_op *op;
-    return api_tx(t, to, buf, len, false, &op);
+    return api_tx(t, to, buf, len, NULL, &op);
 }
 
 csn_status csn_rx_nb(csn_transport *t, void *buf, size_t len, size_t *received)
 {
     struct csni_op *op;
-    return api_rx(t, CSN_NULL_NETID, buf, len, received, false, &op);
+    return api_rx(t, CSN_NULL_NETID, buf, len, received, NULL, &op);
 }
 
 csn_status csn_rx_nb_from(csn_transport *t, csn_netid from, void *buf, size_t len, size_t *received)
 {
     struct csni_op *op;
-    return api_rx(t, from, buf, len, received, false, &op);
+    return api_rx(t, from, buf, len, received, NULL, &op);
 }
 
 csn_status csn_tx(csn_transport *t, csn_netid to, const void *buf, size_t len)
 {
-    struct csni_op *op;
-    csn_status rv = api_tx(t, to, buf, len, true, &op);
+    struct csni_op own, *op;
+    if (csni_tx_now(t, to, buf, len))
+        return CSN_OK;
+    csn_status rv = api_tx(t, to, buf, len, &own, &op);
     return rv == CSN_OK ? api_finish(t, op, NULL) : rv;
 }
 
 csn_status csn_rx(csn_transport *t, csn_netid *from, void *buf, size_t len, size_t *received)
 {
-    struct csni_op *op;
+    struct csni_op own, *op;
     csn_status rv;
     if (!from)
         return CSN_INVALID_ARGUMENT;
-    if ((rv = api_rx(t, *from, buf, len, received, true, &op)) != CSN_OK)
+    if ((rv = api_rx(t, *from, buf, len, received, &own, &op)) != CSN_OK)
         return rv;
     return api_finish(t, op, from);
 }
@@ -365,17 +407,13 @@ csn_status csn_job_barrier(csn_transport *t)
     for (int k = 1; k < n && rv == CSN_OK; k <<= 1) {
         csn_netid to = csni_netid_make((me + k) % n, CSNI_SYS_TPORT);
         csn_netid from = csni_netid_make((me - k % n + n) % n, CSNI_SYS_TPORT);
-        struct csni_op *tx, *rx;
+        struct csni_op txo, rxo, *tx, *rx;
         size_t len = 0;
-        if ((rv = api_new_op(p->sys, true, to, &gen, sizeof gen, NULL, &tx)) != CSN_OK)
+        api_new_op(p->sys, &txo, to, &gen, sizeof gen, NULL, &tx);
+        if ((rv = csni_post_tx(p->sys, tx)) != CSN_OK)
             break;
-        if ((rv = csni_post_tx(p->sys, tx)) != CSN_OK) {
-            api_free_op(p->sys, tx);
-            break;
-        }
-        if ((rv = api_new_op(p->sys, true, from, &got, sizeof got, &len, &rx)) == CSN_OK &&
-            (rv = csni_post_rx(p->sys, rx)) != CSN_OK)
-            api_free_op(p->sys, rx);
+        api_new_op(p->sys, &rxo, from, &got, sizeof got, &len, &rx);
+        rv = csni_post_rx(p->sys, rx);
         csn_status st = rv == CSN_OK ? api_finish(p->sys, rx, NULL) : rv;
         csn_status st2 = api_finish(p->sys, tx, NULL);
         rv = st != CSN_OK ? st : st2;

@@ -10,6 +10,7 @@
 
 #include "csn.h"
 #include "boot/boot.h"
+#include "core/lock.h"
 #include "core/netid.h"
 #include "wire/frame.h"
 #include "transport/shm/shm.h"
@@ -91,7 +92,7 @@ struct csn_transport {
     _Atomic uint32_t magic;
     uint32_t tid;
     csn_netid id;
-    pthread_mutex_t lock;      /* protects everything below */
+    csni_lock_t lock;          /* protects everything below */
     struct csni_oplist posted; /* receives in posting order */
     struct csni_unex *ux_head, *ux_tail;
     struct csni_oplist cq;     /* completed non-blocking operations, oldest first */
@@ -133,7 +134,7 @@ struct csni_conn {
     bool epollout; /* EPOLLOUT is registered */
     /* Receiving: one reader at a time (the "device lock" of seed 002). Held only across
      * non-blocking recv calls, never while sleeping. */
-    pthread_mutex_t rx_lock;
+    csni_lock_t rx_lock;
     uint8_t *rbuf; /* staging buffer: small frames arrive here in batches */
     size_t rpos, rend;
     enum csni_rx_phase phase;
@@ -146,7 +147,7 @@ struct csni_conn {
     csn_transport *rxt;          /* transport of rxop/rxux */
     uint8_t key[CSNI_KEY_BYTES]; /* HELLO payload being read */
     /* Sending: one writer at a time; held only across non-blocking writev calls. */
-    pthread_mutex_t tx_lock;
+    csni_lock_t tx_lock;
     struct csni_sendreq *sq_head, *sq_tail;
     struct csni_conn *next; /* process's connection list (insert-only, immutable links) */
 };
@@ -154,12 +155,13 @@ struct csni_conn {
 /* ---- another process of the job ---- */
 struct csni_peer {
     int proc;
-    pthread_mutex_t lock;   /* protects conn choice, lists and credit below */
-    struct csni_conn *conn; /* the connection this process sends on (sticky) */
+    csni_lock_t lock;       /* protects conn choice and the lists below */
+    struct csni_conn *conn; /* the connection this process sends on (set once; final when
+                               ready is seen true) */
     bool lost;
     int nconns;                    /* live connections; it is lost when the last one ends */
     _Atomic bool ready;            /* conn set or lost (final): no need to connect */
-    int64_t credit;                /* eager bytes we may still send to it */
+    _Atomic int64_t credit;        /* eager bytes we may still send to it (no lock) */
     size_t eager_max;              /* largest message sent eagerly to it */
     struct csni_oplist wait_cts;   /* our transmits waiting for its CTS */
     struct csni_oplist wait_data;  /* our receives waiting for its DATA */
@@ -201,10 +203,14 @@ struct csni_proc {
     bool oversubscribed; /* more ranks on this host than CPUs we may run on */
     int ncpu;            /* CPUs in our affinity mask */
     bool conn_per_transport;
-    /* Transports by id. */
+    /* Transports by id. Readers look without a lock (csni_tport_find): slots and the array
+     * pointer are atomics, and an outgrown array is retired, never freed, so a reader holding
+     * the old one still reads valid (if stale) slots. Writers hold tlock. */
     pthread_rwlock_t tlock;
-    csn_transport **tports;
-    uint32_t ntports, captports;
+    csn_transport *_Atomic *_Atomic tports;
+    _Atomic uint32_t ntports;
+    uint32_t captports;
+    csn_transport *_Atomic *retired[32];
     csn_transport *graveyard;
     csn_transport *sys; /* hidden transport (id CSNI_SYS_TPORT) for the barrier */
     pthread_mutex_t barrier_lock;
@@ -265,8 +271,14 @@ void csni_complete(csn_transport *t, struct csni_op *op, csn_status st); /* t->l
 struct csni_op *csni_op_alloc(csn_transport *t);                         /* t->lock held */
 void csni_op_free(csn_transport *t, struct csni_op *op);                 /* t->lock held */
 csn_status csni_post_tx(csn_transport *t, struct csni_op *op);
+/* A small message to a process reached over shared memory, written into the ring at once
+ * when nothing is queued and credit allows, without an operation; false: take the general
+ * path (nothing was sent). */
+bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len);
 csn_status csni_post_rx(csn_transport *t, struct csni_op *op);
-void csni_on_frame(struct csni_conn *c); /* header in c->f; sets up payload placement */
+/* Header in c->f; sets up payload placement. staged: an EAGER payload already wholly in
+ * memory (staging buffer or ring record), placed at once; NULL: it is still to be read. */
+void csni_on_frame(struct csni_conn *c, const uint8_t *staged);
 void csni_on_payload_done(struct csni_conn *c);
 void csni_return_credit(struct csni_peer *pp, int64_t bytes);
 void csni_sent(struct csni_op *op, const uint8_t *hdr); /* a tx frame is fully written */
@@ -284,6 +296,9 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
  * takes its transport lock: callers then hold no transport, peer or tx lock. Requests with
  * no op (CTS, CREDIT) may be sent under transport and peer locks. */
 void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr);
+/* Shared memory only: writes one frame at once if nothing is queued and the ring has room
+ * (the caller keeps buf); false: nothing written, send it the queued way. */
+bool csni_conn_send_now(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len);
 void csni_conn_rx(struct csni_conn *c, bool block_lock); /* reads what is there */
 void csni_conn_flush(struct csni_conn *c, bool block_lock);
 void csni_conn_fail(struct csni_conn *c, const char *why);

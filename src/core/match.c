@@ -185,6 +185,7 @@ void csni_wake(csn_transport *t)
 
 void csni_complete(csn_transport *t, struct csni_op *op, csn_status st)
 {
+    bool blocking = op->blocking;
     if (op->kind == CSNI_OP_RX) {
         size_t got = op->msglen < op->len ? op->msglen : op->len;
         if (st == CSN_OK && op->msglen > op->len)
@@ -195,19 +196,33 @@ void csni_complete(csn_transport *t, struct csni_op *op, csn_status st)
             *op->received = got;
     }
     op->status = st;
-    op->state = CSNI_ST_DONE;
-    if (!op->blocking)
-        oplist_push(&t->cq, op);
+    if (blocking) {
+        /* A blocking call's op is on no list and lives on its caller's stack: after this
+         * store the caller may return. seq_cst pairs with the sleeper's increment of
+         * sleepers before its look at the state (csni_wait): one of them sees the other. */
+        atomic_store(&op->state, CSNI_ST_DONE);
+        if (atomic_load(&t->sleepers) > 0) {
+            atomic_fetch_add(&t->wake_seq, 1);
+            csni_futex_wake(&t->wake_seq);
+        }
+        return;
+    }
+    atomic_store_explicit(&op->state, CSNI_ST_DONE, memory_order_relaxed);
+    oplist_push(&t->cq, op);
     csni_wake(t);
 }
 
-/* Completes an op of another (unlocked) transport. */
+/* Completes an op without holding its transport's lock (a blocking call's op needs none). */
 static void match_complete_unlocked(struct csni_op *op, csn_status st)
 {
     csn_transport *t = op->t;
-    pthread_mutex_lock(&t->lock);
+    if (op->blocking) {
+        csni_complete(t, op, st);
+        return;
+    }
+    csni_lock(&t->lock);
     csni_complete(t, op, st);
-    pthread_mutex_unlock(&t->lock);
+    csni_unlock(&t->lock);
 }
 
 /* ---- credit ---- */
@@ -217,7 +232,7 @@ void csni_return_credit(struct csni_peer *pp, int64_t bytes)
     int64_t owed = atomic_fetch_add(&pp->owed, bytes) + bytes;
     if (owed < csni_p->window / 4)
         return;
-    pthread_mutex_lock(&pp->lock);
+    csni_lock(&pp->lock);
     struct csni_conn *c = pp->conn;
     if (c && !pp->lost && !atomic_load_explicit(&pp->credit_sr.queued, memory_order_acquire) &&
         (owed = atomic_exchange(&pp->owed, 0)) > 0) {
@@ -228,7 +243,7 @@ void csni_return_credit(struct csni_peer *pp, int64_t bytes)
         pp->credit_sr.op = NULL;
         csni_conn_send(c, &pp->credit_sr);
     }
-    pthread_mutex_unlock(&pp->lock);
+    csni_unlock(&pp->lock);
 }
 
 /* ---- sending ---- */
@@ -249,13 +264,13 @@ static csn_status match_post_self(csn_transport *t, struct csni_op *op)
         rx->msglen = op->len;
         memcpy(rx->buf, op->buf, op->len < rx->len ? op->len : rx->len);
         csni_complete(d, rx, CSN_OK);
-        pthread_mutex_unlock(&d->lock);
+        csni_unlock(&d->lock);
         match_complete_unlocked(op, CSN_OK);
         return CSN_OK;
     }
     struct csni_unex *u = csni_unex_alloc(p);
     if (!u) {
-        pthread_mutex_unlock(&d->lock);
+        csni_unlock(&d->lock);
         return CSN_NO_HEAP;
     }
     u->src = t->id;
@@ -269,7 +284,7 @@ static csn_status match_post_self(csn_transport *t, struct csni_op *op)
         u->kind = CSNI_UX_EAGER;
         u->complete = true;
         ux_push(d, u);
-        pthread_mutex_unlock(&d->lock);
+        csni_unlock(&d->lock);
         match_complete_unlocked(op, CSN_OK);
         return CSN_OK;
     }
@@ -278,8 +293,48 @@ static csn_status match_post_self(csn_transport *t, struct csni_op *op)
     u->txop = op;
     op->state = CSNI_ST_SELF_WAIT;
     ux_push(d, u);
-    pthread_mutex_unlock(&d->lock);
+    csni_unlock(&d->lock);
     return CSN_OK;
+}
+
+/* Takes eager credit for cost bytes, without a lock; false when there is not enough (two
+ * racing takers may both give back and fall to rendezvous: harmless). */
+static bool match_take_credit(struct csni_peer *pp, int64_t cost)
+{
+    if (atomic_load_explicit(&pp->credit, memory_order_relaxed) < cost)
+        return false;
+    if (atomic_fetch_sub(&pp->credit, cost) >= cost)
+        return true;
+    atomic_fetch_add(&pp->credit, cost);
+    return false;
+}
+
+/* The small-message path of a blocking transmit. */
+bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
+{
+    struct csni_proc *p = csni_p;
+    if (!p || p->conn_per_transport || len > p->shm_eager || (!buf && len) ||
+        atomic_load_explicit(&t->magic, memory_order_acquire) != CSNI_TPORT_MAGIC ||
+        !csni_netid_wellformed(to))
+        return false;
+    int rank = csni_netid_rank(to);
+    if (rank == p->me || rank >= CSNI_PEER_TAB)
+        return false;
+    struct csni_peer *pp = atomic_load_explicit(&p->peer_tab[rank], memory_order_acquire);
+    if (!pp || !atomic_load_explicit(&pp->ready, memory_order_acquire))
+        return false;
+    struct csni_conn *c = pp->conn; /* final once ready */
+    int64_t cost = match_cost(len);
+    if (!c || !c->shm || len > pp->eager_max || !match_take_credit(pp, cost))
+        return false;
+    uint8_t hdr[CSNI_FRAME_SIZE];
+    struct csni_frame f = {
+        .type = CSNI_F_EAGER, .dst = csni_netid_tid(to), .src = t->tid, .len = len};
+    csni_frame_encode(&f, hdr);
+    if (csni_conn_send_now(c, hdr, buf, len))
+        return true;
+    atomic_fetch_add(&pp->credit, cost);
+    return false;
 }
 
 csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
@@ -296,15 +351,38 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
     if (!(pp = csni_peer_get(p, rank, &rv)))
         return rv;
     op->pp = pp;
-    pthread_mutex_lock(&pp->lock);
+    struct csni_frame f = {.dst = csni_netid_tid(op->peer), .src = t->tid, .len = op->len};
+    /* pp->conn is final once csni_peer_get returned (NULL: never reached, lost). */
+    struct csni_conn *c = p->conn_per_transport ? NULL : pp->conn;
+    if (c && op->len <= pp->eager_max && match_take_credit(pp, match_cost(op->len))) {
+        /* Eager. A dead connection completes the op with CSN_PEER_LOST when queued. */
+        f.type = CSNI_F_EAGER;
+        csni_frame_encode(&f, op->sr.hdr);
+        if (c->shm && csni_conn_send_now(c, op->sr.hdr, op->buf, op->len)) {
+            /* Written: the small-message path. A blocking call's op is its own thread's,
+             * nobody else waits for it. */
+            if (op->blocking) {
+                op->status = CSN_OK;
+                atomic_store_explicit(&op->state, CSNI_ST_DONE, memory_order_release);
+            } else {
+                match_complete_unlocked(op, CSN_OK);
+            }
+            return CSN_OK;
+        }
+        op->sr.payload = op->buf;
+        op->sr.paylen = op->len;
+        op->sr.op = op;
+        csni_conn_send(c, &op->sr); /* may complete op: no lock held */
+        return CSN_OK;
+    }
+    csni_lock(&pp->lock);
     if (pp->lost) {
-        pthread_mutex_unlock(&pp->lock);
+        csni_unlock(&pp->lock);
         match_complete_unlocked(op, CSN_PEER_LOST);
         return CSN_OK;
     }
-    struct csni_frame f = {.dst = csni_netid_tid(op->peer), .src = t->tid, .len = op->len};
-    if (op->len <= pp->eager_max && pp->credit >= match_cost(op->len)) {
-        pp->credit -= match_cost(op->len);
+    if (p->conn_per_transport && op->len <= pp->eager_max &&
+        match_take_credit(pp, match_cost(op->len))) {
         f.type = CSNI_F_EAGER;
         op->sr.payload = op->buf;
         op->sr.paylen = op->len;
@@ -321,8 +399,8 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
     }
     csni_frame_encode(&f, op->sr.hdr);
     op->sr.op = op;
-    struct csni_conn *c = pp->conn;
-    pthread_mutex_unlock(&pp->lock);
+    c = pp->conn;
+    csni_unlock(&pp->lock);
     if (p->conn_per_transport)
         c = csni_send_conn(t, pp);
     /* Outside the peer lock: writing may complete the op at once. Frames of one thread
@@ -375,12 +453,12 @@ static bool match_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t s
         op->sr.payload = NULL;
         op->sr.paylen = 0;
         op->sr.op = NULL;
-        pthread_mutex_lock(&pp->lock);
+        csni_lock(&pp->lock);
         if (pp->lost)
             st = CSN_PEER_LOST;
         else
             csni_conn_send(pp->conn, &op->sr);
-        pthread_mutex_unlock(&pp->lock);
+        csni_unlock(&pp->lock);
     }
     match_complete_unlocked(op, st);
     return true;
@@ -395,9 +473,9 @@ static void match_send_cts(struct csni_op *op, uint64_t sender_token)
                            .len = op->msglen < op->len ? op->msglen : op->len,
                            .cookie = sender_token,
                            .cookie2 = op->token};
-    pthread_mutex_lock(&pp->lock);
+    csni_lock(&pp->lock);
     if (pp->lost) {
-        pthread_mutex_unlock(&pp->lock);
+        csni_unlock(&pp->lock);
         csni_complete(op->t, op, CSN_PEER_LOST);
         return;
     }
@@ -407,7 +485,7 @@ static void match_send_cts(struct csni_op *op, uint64_t sender_token)
     op->sr.paylen = 0;
     op->sr.op = NULL;
     csni_conn_send(pp->conn, &op->sr); /* no op attached: completes nothing */
-    pthread_mutex_unlock(&pp->lock);
+    csni_unlock(&pp->lock);
 }
 
 csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
@@ -421,7 +499,7 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
     /* Looked up before taking t's lock (the table lock comes first in the lock order). */
     bool src_gone = op->peer != CSN_NULL_NETID && csni_netid_rank(op->peer) == p->me &&
                     !csni_tport_exists(p, csni_netid_tid(op->peer));
-    pthread_mutex_lock(&t->lock);
+    csni_lock(&t->lock);
     for (u = t->ux_head; u; prev = u, u = u->next)
         if (!u->rxop && match_accepts(op->peer, u->src))
             break;
@@ -430,7 +508,7 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
             /* From a transport of ours that no longer exists, nothing more can come. */
             if (src_gone) {
                 csni_complete(t, op, CSN_PEER_LOST);
-                pthread_mutex_unlock(&t->lock);
+                csni_unlock(&t->lock);
                 return CSN_OK;
             }
         } else if (op->peer != CSN_NULL_NETID) {
@@ -442,18 +520,18 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
                                        : NULL;
             bool lost = false;
             if (pp) {
-                pthread_mutex_lock(&pp->lock);
+                csni_lock(&pp->lock);
                 lost = pp->lost;
-                pthread_mutex_unlock(&pp->lock);
+                csni_unlock(&pp->lock);
             }
             if (lost) {
                 csni_complete(t, op, CSN_PEER_LOST);
-                pthread_mutex_unlock(&t->lock);
+                csni_unlock(&t->lock);
                 return CSN_OK;
             }
         }
         oplist_push(&t->posted, op);
-        pthread_mutex_unlock(&t->lock);
+        csni_unlock(&t->lock);
         return CSN_OK;
     }
     op->peer = u->src;
@@ -464,7 +542,7 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
             /* Payload still arriving into the pool buffer: the reader finishes the job. */
             u->rxop = op;
             op->state = CSNI_ST_WAIT_DATA;
-            pthread_mutex_unlock(&t->lock);
+            csni_unlock(&t->lock);
             return CSN_OK;
         }
         ux_unlink(t, prev, u);
@@ -490,19 +568,19 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
         if (u->raddr && p->cma) {
             pid_t pid = u->pid;
             uint64_t raddr = u->raddr, token = u->token;
-            pthread_mutex_unlock(&t->lock);
+            csni_unlock(&t->lock);
             csni_unex_free(p, u);
             if (match_pull(op, pid, raddr, token))
                 return CSN_OK;
-            pthread_mutex_lock(&t->lock);
+            csni_lock(&t->lock);
             match_send_cts(op, token);
-            pthread_mutex_unlock(&t->lock);
+            csni_unlock(&t->lock);
             return CSN_OK;
         }
         match_send_cts(op, u->token);
         break;
     }
-    pthread_mutex_unlock(&t->lock);
+    csni_unlock(&t->lock);
     csni_unex_free(p, u);
     if (deferred)
         match_complete_unlocked(deferred, CSN_OK);
@@ -521,7 +599,7 @@ static void match_discard(struct csni_conn *c, size_t n)
     c->rxt = NULL;
 }
 
-static void match_on_message(struct csni_conn *c)
+static void match_on_message(struct csni_conn *c, const uint8_t *staged)
 {
     struct csni_proc *p = c->p;
     struct csni_peer *pp = c->pp;
@@ -534,7 +612,7 @@ static void match_on_message(struct csni_conn *c)
         /* The destination transport is closed (or never was): the message is dropped; a
          * rendezvous sender is told, so its transmit completes with CSN_PEER_LOST. */
         if (f->type == CSNI_F_EAGER) {
-            match_discard(c, f->len); /* its credit returns when the payload is dropped */
+            match_discard(c, staged ? 0 : f->len); /* credit returns at payload end */
         } else {
             struct csni_sendreq *sr = calloc(1, sizeof *sr);
             struct csni_frame g = {.type = CSNI_F_CTS, .aux = CSNI_CTS_GONE, .cookie = f->cookie};
@@ -543,12 +621,12 @@ static void match_on_message(struct csni_conn *c)
                 return;
             sr->heap = true;
             csni_frame_encode(&g, sr->hdr);
-            pthread_mutex_lock(&pp->lock);
+            csni_lock(&pp->lock);
             if (pp->conn && !pp->lost)
                 csni_conn_send(pp->conn, sr);
             else
                 free(sr);
-            pthread_mutex_unlock(&pp->lock);
+            csni_unlock(&pp->lock);
         }
         return;
     }
@@ -561,7 +639,14 @@ static void match_on_message(struct csni_conn *c)
         op->msglen = f->len;
         op->pp = pp;
         op->state = CSNI_ST_WAIT_DATA;
-        if (f->type == CSNI_F_EAGER) {
+        if (staged) {
+            /* The whole payload is here already: place it and complete under this one
+             * lock hold (the small-message path). Its credit returns at payload end. */
+            size_t n = f->len < op->len ? f->len : op->len;
+            memcpy(op->buf, staged, n);
+            match_discard(c, 0);
+            csni_complete(t, op, CSN_OK);
+        } else if (f->type == CSNI_F_EAGER) {
             size_t n = f->len < op->len ? f->len : op->len;
             c->dst = op->buf;
             c->want = n;
@@ -575,19 +660,19 @@ static void match_on_message(struct csni_conn *c)
             if (f->cookie2 && c->shm && p->cma) {
                 /* Pulled under the device lock, as the seed receives "the remaining
                  * packets directly to the user's buffer" before unlocking the device. */
-                pthread_mutex_unlock(&t->lock);
+                csni_unlock(&t->lock);
                 if (match_pull(op, csni_shm_peer_pid(c), f->cookie2, f->cookie))
                     return;
-                pthread_mutex_lock(&t->lock);
+                csni_lock(&t->lock);
             }
             match_send_cts(op, f->cookie);
         }
-        pthread_mutex_unlock(&t->lock);
+        csni_unlock(&t->lock);
         return;
     }
     struct csni_unex *u = csni_unex_alloc(p);
     if (!u) {
-        pthread_mutex_unlock(&t->lock);
+        csni_unlock(&t->lock);
         csni_conn_fail(c, "out of memory for an unexpected message");
         return;
     }
@@ -598,7 +683,7 @@ static void match_on_message(struct csni_conn *c)
         u->kind = CSNI_UX_EAGER;
         u->data = csni_pool_get(p, f->len ? f->len : 1);
         if (!u->data) {
-            pthread_mutex_unlock(&t->lock);
+            csni_unlock(&t->lock);
             csni_unex_free(p, u);
             csni_conn_fail(c, "out of memory for an unexpected message");
             return;
@@ -606,6 +691,11 @@ static void match_on_message(struct csni_conn *c)
         u->complete = f->len == 0;
         c->dst = u->data;
         c->want = f->len;
+        if (staged) {
+            memcpy(u->data, staged, f->len); /* on_payload_done marks it complete */
+            c->dst = NULL;
+            c->want = 0;
+        }
         c->discard = 0;
         c->rxop = NULL;
         c->rxux = u;
@@ -621,7 +711,7 @@ static void match_on_message(struct csni_conn *c)
         match_discard(c, 0);
     }
     ux_push(t, u);
-    pthread_mutex_unlock(&t->lock);
+    csni_unlock(&t->lock);
 }
 
 static void match_on_cts(struct csni_conn *c)
@@ -631,7 +721,7 @@ static void match_on_cts(struct csni_conn *c)
     struct csni_op *op;
 
     match_discard(c, 0);
-    pthread_mutex_lock(&pp->lock);
+    csni_lock(&pp->lock);
     op = oplist_take_token(&pp->wait_cts, f->cookie);
     if (!op) {
         /* Our transport closed meanwhile: tell the receiver no data will come. */
@@ -642,21 +732,21 @@ static void match_on_cts(struct csni_conn *c)
             csni_frame_encode(&g, sr->hdr);
             csni_conn_send(pp->conn, sr);
         }
-        pthread_mutex_unlock(&pp->lock);
+        csni_unlock(&pp->lock);
         return;
     }
     if (f->aux == CSNI_CTS_GONE) {
-        pthread_mutex_unlock(&pp->lock);
+        csni_unlock(&pp->lock);
         match_complete_unlocked(op, CSN_PEER_LOST);
         return;
     }
     if (f->aux == CSNI_CTS_PULLED && f->len <= op->len) {
-        pthread_mutex_unlock(&pp->lock);
+        csni_unlock(&pp->lock);
         match_complete_unlocked(op, CSN_OK); /* the receiver copied it itself */
         return;
     }
     if (f->len > op->len) {
-        pthread_mutex_unlock(&pp->lock);
+        csni_unlock(&pp->lock);
         match_complete_unlocked(op, CSN_PEER_LOST);
         csni_conn_fail(c, "clear-to-send asks for more than the message");
         return;
@@ -672,7 +762,7 @@ static void match_on_cts(struct csni_conn *c)
     op->sr.paylen = f->len;
     op->sr.off = 0;
     struct csni_conn *sc = pp->conn;
-    pthread_mutex_unlock(&pp->lock);
+    csni_unlock(&pp->lock);
     csni_conn_send(sc, &op->sr); /* may complete op: no transport or peer lock held */
 }
 
@@ -682,9 +772,9 @@ static void match_on_data(struct csni_conn *c)
     const struct csni_frame *f = &c->f;
     struct csni_op *op;
 
-    pthread_mutex_lock(&pp->lock);
+    csni_lock(&pp->lock);
     op = oplist_take_token(&pp->wait_data, f->cookie);
-    pthread_mutex_unlock(&pp->lock);
+    csni_unlock(&pp->lock);
     if (!op) {
         match_discard(c, f->len); /* our receive was cancelled by csn_close */
         return;
@@ -708,12 +798,12 @@ static void match_on_data(struct csni_conn *c)
     c->rxt = op->t;
 }
 
-void csni_on_frame(struct csni_conn *c)
+void csni_on_frame(struct csni_conn *c, const uint8_t *staged)
 {
     switch (c->f.type) {
     case CSNI_F_EAGER:
     case CSNI_F_RTS:
-        match_on_message(c);
+        match_on_message(c, staged);
         break;
     case CSNI_F_CTS:
         match_on_cts(c);
@@ -723,9 +813,7 @@ void csni_on_frame(struct csni_conn *c)
         break;
     case CSNI_F_CREDIT:
         match_discard(c, 0);
-        pthread_mutex_lock(&c->pp->lock);
-        c->pp->credit += (int64_t)c->f.len;
-        pthread_mutex_unlock(&c->pp->lock);
+        atomic_fetch_add(&c->pp->credit, (int64_t)c->f.len);
         break;
     default:
         csni_conn_fail(c, "unexpected frame type");
@@ -741,12 +829,12 @@ void csni_on_payload_done(struct csni_conn *c)
     bool eager = c->f.type == CSNI_F_EAGER;
 
     if (c->rxop) {
-        pthread_mutex_lock(&t->lock);
+        csni_lock(&t->lock);
         csni_complete(t, c->rxop, CSN_OK);
-        pthread_mutex_unlock(&t->lock);
+        csni_unlock(&t->lock);
     } else if (c->rxux) {
         struct csni_unex *u = c->rxux;
-        pthread_mutex_lock(&t->lock);
+        csni_lock(&t->lock);
         u->complete = true;
         if (u->rxop) {
             struct csni_op *op = u->rxop;
@@ -756,13 +844,13 @@ void csni_on_payload_done(struct csni_conn *c)
             ux_unlink(t, prev, u);
             memcpy(op->buf, u->data, u->len < op->len ? u->len : op->len);
             csni_complete(t, op, CSN_OK);
-            pthread_mutex_unlock(&t->lock);
+            csni_unlock(&t->lock);
             csni_pool_put(p, u->data, u->len ? u->len : 1);
             csni_unex_free(p, u);
             csni_return_credit(c->pp, match_cost(c->f.len));
             goto out;
         }
-        pthread_mutex_unlock(&t->lock);
+        csni_unlock(&t->lock);
         eager = false; /* credit comes back when a receive takes the message */
     }
     if (eager)
@@ -777,9 +865,9 @@ out:
 void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
 {
     struct csni_oplist cts, data;
-    pthread_mutex_lock(&pp->lock);
+    csni_lock(&pp->lock);
     if (pp->lost) {
-        pthread_mutex_unlock(&pp->lock);
+        csni_unlock(&pp->lock);
         return;
     }
     pp->lost = true;
@@ -788,7 +876,7 @@ void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
     data = pp->wait_data;
     pp->wait_cts.head = pp->wait_cts.tail = NULL;
     pp->wait_data.head = pp->wait_data.tail = NULL;
-    pthread_mutex_unlock(&pp->lock);
+    csni_unlock(&pp->lock);
     for (struct csni_op *op = cts.head, *n; op; op = n) {
         n = op->next;
         match_complete_unlocked(op, CSN_PEER_LOST);
@@ -803,7 +891,7 @@ void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
         csn_transport *t = p->tports[i];
         if (!t)
             continue;
-        pthread_mutex_lock(&t->lock);
+        csni_lock(&t->lock);
         struct csni_op *prev = NULL;
         for (struct csni_op *op = t->posted.head, *n; op; op = n) {
             n = op->next;
@@ -833,7 +921,7 @@ void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
                 up = u;
             }
         }
-        pthread_mutex_unlock(&t->lock);
+        csni_unlock(&t->lock);
     }
     pthread_rwlock_unlock(&p->tlock);
 }
@@ -844,14 +932,19 @@ void csni_tport_drain(csn_transport *t)
     struct csni_proc *p = csni_p;
     struct csni_op *deferred = NULL, *gone = NULL;
 
-    /* Readers filling t's buffers switch to discarding. */
+    /* Readers filling t's buffers switch to discarding; the receives they were filling are
+     * cancelled with the others. */
     pthread_mutex_lock(&p->lock);
     struct csni_conn *conns = p->conns;
     pthread_mutex_unlock(&p->lock);
     for (struct csni_conn *c = conns; c; c = c->next) {
-        pthread_mutex_lock(&c->rx_lock);
+        csni_lock(&c->rx_lock);
         if (c->rxt == t) {
             /* An unexpected record being filled is freed below with t's others. */
+            if (c->rxop) {
+                c->rxop->next = gone;
+                gone = c->rxop;
+            }
             c->discard += c->want;
             c->dst = NULL;
             c->want = 0;
@@ -859,14 +952,14 @@ void csni_tport_drain(csn_transport *t)
             c->rxux = NULL;
             c->rxt = NULL;
         }
-        pthread_mutex_unlock(&c->rx_lock);
+        csni_unlock(&c->rx_lock);
     }
     /* Our transmits and receives parked with peers. */
     pthread_mutex_lock(&p->lock);
     struct csni_peer *peers = p->peers;
     pthread_mutex_unlock(&p->lock);
     for (struct csni_peer *pp = peers; pp; pp = pp->next) {
-        pthread_mutex_lock(&pp->lock);
+        csni_lock(&pp->lock);
         struct csni_oplist *lists[2] = {&pp->wait_cts, &pp->wait_data};
         for (int i = 0; i < 2; i++) {
             struct csni_op *prev = NULL;
@@ -886,7 +979,7 @@ void csni_tport_drain(csn_transport *t)
                 }
             }
         }
-        pthread_mutex_unlock(&pp->lock);
+        csni_unlock(&pp->lock);
     }
     /* Our transmits parked with other transports of this process point into our caller's
      * buffers: withdraw them. */
@@ -895,7 +988,7 @@ void csni_tport_drain(csn_transport *t)
         csn_transport *d = p->tports[i];
         if (!d)
             continue;
-        pthread_mutex_lock(&d->lock);
+        csni_lock(&d->lock);
         struct csni_unex *up = NULL;
         for (struct csni_unex *u = d->ux_head, *n; u; u = n) {
             n = u->next;
@@ -908,28 +1001,34 @@ void csni_tport_drain(csn_transport *t)
                 up = u;
             }
         }
-        pthread_mutex_unlock(&d->lock);
+        csni_unlock(&d->lock);
     }
     pthread_rwlock_unlock(&p->tlock);
     /* Unexpected messages held for t. */
-    pthread_mutex_lock(&t->lock);
+    csni_lock(&t->lock);
     struct csni_unex *ux = t->ux_head;
     t->ux_head = t->ux_tail = NULL;
+    for (struct csni_unex *u = ux; u; u = u->next)
+        if (u->rxop) { /* a receive waiting for this message's payload */
+            u->rxop->next = gone;
+            gone = u->rxop;
+            u->rxop = NULL;
+        }
     /* Every cancelled or unclaimed operation goes back to t's free list (it stays with the
-     * structure, which is reused, never freed). */
-    struct csni_op *lists[2] = {t->posted.head, t->cq.head};
-    for (int i = 0; i < 2; i++)
+     * structure, which is reused, never freed); a blocking call's (another thread's, on its
+     * stack) returns CSN_UNINITIALISED_TRANSPORT. */
+    struct csni_op *lists[3] = {t->posted.head, t->cq.head, gone};
+    for (int i = 0; i < 3; i++)
         for (struct csni_op *op = lists[i], *n; op; op = n) {
             n = op->next;
-            csni_op_free(t, op);
+            if (op->blocking)
+                csni_complete(t, op, CSN_UNINITIALISED_TRANSPORT);
+            else
+                csni_op_free(t, op);
         }
-    for (struct csni_op *op = gone, *n; op; op = n) {
-        n = op->next;
-        csni_op_free(t, op);
-    }
     t->posted.head = t->posted.tail = NULL;
     t->cq.head = t->cq.tail = NULL;
-    pthread_mutex_unlock(&t->lock);
+    csni_unlock(&t->lock);
     for (struct csni_unex *u = ux, *n; u; u = n) {
         n = u->next;
         switch (u->kind) {
@@ -951,12 +1050,12 @@ void csni_tport_drain(csn_transport *t)
                 break;
             sr->heap = true;
             csni_frame_encode(&g, sr->hdr);
-            pthread_mutex_lock(&u->pp->lock);
+            csni_lock(&u->pp->lock);
             if (u->pp->conn && !u->pp->lost)
                 csni_conn_send(u->pp->conn, sr);
             else
                 free(sr);
-            pthread_mutex_unlock(&u->pp->lock);
+            csni_unlock(&u->pp->lock);
             break;
         }
         }

@@ -134,9 +134,9 @@ void csni_accept_pending(struct csni_proc *p)
     if (p->listen_tcp >= 0)
         proc_accept(p, p->listen_tcp);
     for (struct csni_conn *c = proc_conns(p); c; c = c->next) {
-        pthread_mutex_lock(&c->rx_lock);
+        csni_lock(&c->rx_lock);
         bool unknown = c->pp == NULL && !c->dead;
-        pthread_mutex_unlock(&c->rx_lock);
+        csni_unlock(&c->rx_lock);
         if (unknown)
             csni_conn_rx(c, true);
     }
@@ -196,12 +196,12 @@ bool csni_arm_rings(struct csni_proc *p, bool handle)
     if (atomic_load(&p->nshm) == 0)
         return false;
     for (struct csni_conn *c = proc_conns(p); c; c = c->next) {
-        if (pthread_mutex_trylock(&c->rx_lock) != 0) {
+        if (!csni_trylock(&c->rx_lock)) {
             work = true;
             continue;
         }
         bool ring = c->shm != NULL && !c->dead;
-        pthread_mutex_unlock(&c->rx_lock);
+        csni_unlock(&c->rx_lock);
         if (ring && csni_shm_arm(c, atomic_load(&c->tx_pending))) {
             if (handle) {
                 csni_conn_rx(c, true);
@@ -218,10 +218,10 @@ static void proc_disarm_rings(struct csni_proc *p)
     if (atomic_load(&p->nshm) == 0)
         return;
     for (struct csni_conn *c = proc_conns(p); c; c = c->next) {
-        pthread_mutex_lock(&c->rx_lock);
+        csni_lock(&c->rx_lock);
         if (c->shm)
             csni_shm_disarm(c);
-        pthread_mutex_unlock(&c->rx_lock);
+        csni_unlock(&c->rx_lock);
     }
 }
 
@@ -276,23 +276,35 @@ static void *proc_progress_main(void *arg)
 }
 
 /* ---- transports table ---- */
+static csn_transport *proc_tport_slot(struct csni_proc *p, uint32_t tid)
+{
+    csn_transport *_Atomic *tab = atomic_load_explicit(&p->tports, memory_order_acquire);
+    return tab && tid < atomic_load_explicit(&p->ntports, memory_order_acquire)
+               ? atomic_load(&tab[tid])
+               : NULL;
+}
+
+/* Without the table lock. csn_close empties the slot before its drain takes t->lock, so a
+ * finder that still sees t in its slot once it holds t->lock runs before the drain (which
+ * then cleans up after it), and one that locks after the drain sees the slot empty. A
+ * structure reused from the graveyard has a new id, never this one. */
 csn_transport *csni_tport_find(struct csni_proc *p, uint32_t tid)
 {
-    csn_transport *t = NULL;
-    pthread_rwlock_rdlock(&p->tlock);
-    if (tid < p->ntports && (t = p->tports[tid]) != NULL)
-        pthread_mutex_lock(&t->lock);
-    pthread_rwlock_unlock(&p->tlock);
+    csn_transport *t = proc_tport_slot(p, tid);
+    if (!t)
+        return NULL;
+    csni_lock(&t->lock);
+    if (proc_tport_slot(p, tid) != t) {
+        csni_unlock(&t->lock);
+        return NULL;
+    }
     return t;
 }
 
 /* Whether transport tid is open, without taking its lock (callers may hold another). */
 bool csni_tport_exists(struct csni_proc *p, uint32_t tid)
 {
-    pthread_rwlock_rdlock(&p->tlock);
-    bool yes = tid < p->ntports && p->tports[tid] != NULL;
-    pthread_rwlock_unlock(&p->tlock);
-    return yes;
+    return proc_tport_slot(p, tid) != NULL;
 }
 
 /* ---- peers ---- */
@@ -371,11 +383,11 @@ static csn_status proc_connect(struct csni_proc *p, struct csni_peer *pp, uint32
         rv = CSN_NO_HEAP;
         goto fail;
     }
-    pthread_mutex_lock(&pp->lock);
+    csni_lock(&pp->lock);
     pp->nconns++;
     if (shm)
         pp->eager_max = p->shm_eager;
-    pthread_mutex_unlock(&pp->lock);
+    csni_unlock(&pp->lock);
     *out = c;
     return CSN_OK;
 fail:
@@ -403,8 +415,7 @@ struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc)
             break;
     if (!pp && (pp = calloc(1, sizeof *pp)) != NULL) {
         pp->proc = proc;
-        pp->credit = p->window;
-        pthread_mutex_init(&pp->lock, NULL);
+        atomic_init(&pp->credit, p->window);
         pthread_mutex_init(&pp->conn_lock, NULL);
         pp->eager_max = p->eager_max;
         pp->next = p->peers;
@@ -430,9 +441,9 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
     }
     if (atomic_load_explicit(&pp->ready, memory_order_acquire))
         return pp; /* connected or lost: both are final */
-    pthread_mutex_lock(&pp->lock);
+    csni_lock(&pp->lock);
     bool ready = pp->conn || pp->lost;
-    pthread_mutex_unlock(&pp->lock);
+    csni_unlock(&pp->lock);
     if (ready) {
         atomic_store_explicit(&pp->ready, true, memory_order_release);
         return pp;
@@ -440,16 +451,16 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
     /* Connecting may wait for the peer to publish its address: only callers that want
      * the same peer wait behind it. */
     pthread_mutex_lock(&pp->conn_lock);
-    pthread_mutex_lock(&pp->lock);
+    csni_lock(&pp->lock);
     ready = pp->conn || pp->lost;
-    pthread_mutex_unlock(&pp->lock);
+    csni_unlock(&pp->lock);
     struct csni_conn *c = NULL;
     csn_status r = ready ? CSN_OK : proc_connect(p, pp, 0, &c);
     if (c) {
-        pthread_mutex_lock(&pp->lock);
+        csni_lock(&pp->lock);
         if (!pp->conn)
             pp->conn = c;
-        pthread_mutex_unlock(&pp->lock);
+        csni_unlock(&pp->lock);
     }
     pthread_mutex_unlock(&pp->conn_lock);
     if (r == CSN_PEER_LOST) {
@@ -657,22 +668,22 @@ struct csni_conn *csni_send_conn(csn_transport *t, struct csni_peer *pp)
     struct csni_conn *c = NULL;
     if (!p->conn_per_transport)
         return pp->conn;
-    pthread_mutex_lock(&t->lock);
+    csni_lock(&t->lock);
     for (unsigned i = 0; i < t->nlanes && !c; i++)
         if (t->lanes[i].proc == pp->proc)
             c = t->lanes[i].conn;
-    pthread_mutex_unlock(&t->lock);
+    csni_unlock(&t->lock);
     if (c)
         return c;
     if (proc_connect(p, pp, t->tid, &c) != CSN_OK)
         return pp->conn;
-    pthread_mutex_lock(&t->lock);
+    csni_lock(&t->lock);
     struct csni_lane *l = realloc(t->lanes, (t->nlanes + 1) * sizeof *l);
     if (l) {
         t->lanes = l;
         t->lanes[t->nlanes].proc = pp->proc;
         t->lanes[t->nlanes++].conn = c;
     }
-    pthread_mutex_unlock(&t->lock);
+    csni_unlock(&t->lock);
     return c;
 }

@@ -44,13 +44,14 @@ static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, s
     bool ok;
     if (want) {
         /* A blocking call's own op: its completion is published by the store of DONE
-         * (csni_complete writes status and the received length before it). */
+         * (csni_complete writes status and the received length before it). seq_cst: the
+         * sleeper's half of the sleepers/state pairing (csni_complete). */
         *got = want;
-        return atomic_load_explicit(&want->state, memory_order_acquire) == CSNI_ST_DONE;
+        return atomic_load(&want->state) == CSNI_ST_DONE;
     }
-    pthread_mutex_lock(&t->lock);
+    csni_lock(&t->lock);
     ok = (*got = wait_take(t, flags)) != NULL;
-    pthread_mutex_unlock(&t->lock);
+    csni_unlock(&t->lock);
     return ok;
 }
 
@@ -68,6 +69,10 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
                      struct csni_op **got)
 {
     struct csni_proc *p = csni_p;
+    if (want && atomic_load_explicit(&want->state, memory_order_acquire) == CSNI_ST_DONE) {
+        *got = want; /* done already (an eager transmit written at once) */
+        return CSN_OK;
+    }
     /* The clock is read lazily: a wait without limit needs it only to end its spin. */
     bool forever = timeout_us == CSN_FOREVER || timeout_us > UINT64_MAX / 2000;
     uint64_t now = forever ? 0 : csni_now_ns();
@@ -81,13 +86,20 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         wait_unspin(p, true);
     uint32_t seen = atomic_load(&t->wake_seq) - 1; /* look under the lock at least once */
     for (unsigned turn = 0;; turn++) {
-        /* wake_seq moves at every completion on t: while it stands still there is nothing
-         * new to look for under the lock. */
-        uint32_t seq = atomic_load_explicit(&t->wake_seq, memory_order_acquire);
-        if (seq != seen) {
-            seen = seq;
-            if (wait_ready(t, want, flags, got))
+        /* A blocking call looks at its op; csn_test at the completion queue, under the lock
+         * but only when wake_seq, which moves at every queued completion, moved. */
+        if (want) {
+            if (atomic_load_explicit(&want->state, memory_order_acquire) == CSNI_ST_DONE) {
+                *got = want;
                 break;
+            }
+        } else {
+            uint32_t seq = atomic_load_explicit(&t->wake_seq, memory_order_acquire);
+            if (seq != seen) {
+                seen = seq;
+                if (wait_ready(t, want, flags, got))
+                    break;
+            }
         }
         if (net)
             csni_poll(p);

@@ -2,38 +2,49 @@
 #include "wire/frame.h"
 #include <string.h>
 
+/* Fields are little-endian on the wire; memcpy compiles to one load or store. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define FRAME_LE16(v) __builtin_bswap16(v)
+#define FRAME_LE32(v) __builtin_bswap32(v)
+#define FRAME_LE64(v) __builtin_bswap64(v)
+#else
+#define FRAME_LE16(v) (v)
+#define FRAME_LE32(v) (v)
+#define FRAME_LE64(v) (v)
+#endif
+
 static void frame_put16(uint8_t *p, uint16_t v)
 {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
+    v = FRAME_LE16(v);
+    memcpy(p, &v, sizeof v);
 }
 static void frame_put32(uint8_t *p, uint32_t v)
 {
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
+    v = FRAME_LE32(v);
+    memcpy(p, &v, sizeof v);
 }
 static void frame_put64(uint8_t *p, uint64_t v)
 {
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
+    v = FRAME_LE64(v);
+    memcpy(p, &v, sizeof v);
 }
 static uint16_t frame_get16(const uint8_t *p)
 {
-    return (uint16_t)(p[0] | p[1] << 8);
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return FRAME_LE16(v);
 }
 static uint32_t frame_get32(const uint8_t *p)
 {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return FRAME_LE32(v);
 }
 static uint64_t frame_get64(const uint8_t *p)
 {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return FRAME_LE64(v);
 }
 
 void csni_frame_encode(const struct csni_frame *f, uint8_t out[CSNI_FRAME_SIZE])

@@ -9,11 +9,15 @@
  * same protocol); large messages are pulled by the receiver with process_vm_readv (one
  * copy) when the kernel permits it.
  *
- * Memory ordering of a ring. The producer copies bytes, then publishes them with a release
- * store of tail; the consumer's acquire load of tail makes them visible, and its release
- * store of head hands the space back (the producer's acquire load of head). head and tail
- * live on their own cache lines; each side keeps a private cached copy of the other's index
- * and reloads it only when the cached value says "full" or "empty".
+ * Records. A ring carries variable-size records, each starting on a cache line: an 8-byte
+ * header word (the record's byte count, or SHM_WRAP: "continue at the start of the ring"),
+ * then the bytes. The header is written last, with a release store, and it is what the
+ * consumer polls: a small frame arrives in the one cache line the consumer was already
+ * watching (no separate index to fetch first). Before publishing a record the producer zeroes
+ * the header slot that follows it, so the slot after the last record always reads 0 ("not
+ * yet") however stale the bytes around it are. The consumer hands space back with a release
+ * store of head (its own cache line), which the producer reads only when its cached copy
+ * says the ring is full.
  * Sleep. A side that will sleep in epoll arms the ring (rx_armed / tx_armed = 1) and then
  * re-checks it; the other side, after publishing, reads the flag and, if it is armed,
  * clears it and writes one byte to the socket. Both sides put a seq_cst fence between
@@ -34,7 +38,7 @@
 
 struct shm_ring {
     _Alignas(64) _Atomic uint64_t head;     /* bytes consumed (written by the consumer) */
-    _Alignas(64) _Atomic uint64_t tail;     /* bytes produced (written by the producer) */
+    _Alignas(64) _Atomic uint64_t tail;     /* bytes produced (the producer's own position) */
     _Alignas(64) _Atomic uint32_t rx_armed; /* consumer sleeps: producer rings after publishing */
     _Atomic uint32_t tx_armed;              /* producer waits for space: consumer rings */
     _Alignas(64) uint8_t data[];
@@ -175,64 +179,192 @@ static void shm_ring_doorbell(struct csni_conn *c, _Atomic uint32_t *armed)
     }
 }
 
-/* Copies up to the free space of the outbound ring from iov; returns bytes written, or -1
- * with errno EAGAIN when the ring is full. */
-static ssize_t shm_ring_writev(struct csni_conn *c, const struct iovec *iov, int n)
+#define SHM_LINE 64u
+#define SHM_WRAP UINT64_MAX
+
+static _Atomic uint64_t *shm_slot(struct shm_ring *r, uint64_t at)
+{
+    return (_Atomic uint64_t *)(void *)(r->data + at);
+}
+
+static uint64_t shm_rec_bytes(uint64_t len)
+{
+    return (8u + len + SHM_LINE - 1) & ~(uint64_t)(SHM_LINE - 1);
+}
+
+/* Payload capacity of a record in region bytes that must also leave the next header slot
+ * (one line) free. */
+static uint64_t shm_cap(uint64_t region, uint64_t free_after)
+{
+    uint64_t r = region < free_after ? region : free_after;
+    return r > 8u ? r - 8u : 0;
+}
+
+/* Copies iov into one record at ring offset at (cap bytes at most); returns bytes copied. */
+static size_t shm_fill(struct shm_ring *r, uint64_t at, const struct iovec *iov, int n, uint64_t cap)
+{
+    uint8_t *dst = r->data + at + 8;
+    size_t done = 0;
+    for (int i = 0; i < n && done < cap; i++) {
+        size_t len = iov[i].iov_len < cap - done ? iov[i].iov_len : (size_t)(cap - done);
+        memcpy(dst + done, iov[i].iov_base, len);
+        done += len;
+    }
+    return done;
+}
+
+/* Writes as much of iov as fits as one record (all of it or nothing when whole); returns
+ * bytes written, or -1 with errno EAGAIN when the ring is full. */
+static ssize_t shm_ring_put(struct csni_conn *c, const struct iovec *iov, int n, bool whole)
 {
     struct csni_shm *s = c->shm;
     struct shm_ring *r = s->out;
-    uint64_t size = s->ring_bytes, tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    uint64_t space = size - (tail - s->head_cache);
-    if (space == 0) {
+    uint64_t size = s->ring_bytes, mask = size - 1;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t at = tail & mask, contig = size - at, total = 0;
+    for (int i = 0; i < n; i++)
+        total += iov[i].iov_len;
+    /* avail >= SHM_LINE always: the slot at tail is ours (zeroed, the consumer waits on it). */
+    uint64_t avail = size - (tail - s->head_cache), here, wrapped;
+    for (int look = 0;; look++) {
+        here = shm_cap(contig, avail - SHM_LINE);
+        wrapped = avail > contig + SHM_LINE ? shm_cap(at, avail - contig - SHM_LINE) : 0;
+        if (look == 1 || here >= total || wrapped >= total)
+            break;
         s->head_cache = atomic_load_explicit(&r->head, memory_order_acquire);
-        space = size - (tail - s->head_cache);
-        if (space == 0) {
-            errno = EAGAIN;
-            return -1;
-        }
+        avail = size - (tail - s->head_cache);
     }
-    uint64_t pos = tail, left = space;
-    for (int i = 0; i < n && left; i++) {
-        const uint8_t *src = iov[i].iov_base;
-        size_t len = iov[i].iov_len < left ? iov[i].iov_len : (size_t)left;
-        size_t at = (size_t)(pos & (size - 1)), first = size - at < len ? (size_t)(size - at) : len;
-        memcpy(r->data + at, src, first);
-        memcpy(r->data, src + first, len - first);
-        pos += len;
-        left -= len;
+    if (whole && here < total && wrapped < total)
+        here = wrapped = 0;
+    if (here < total && wrapped > here) {
+        /* Record at the start of the ring, then the wrap marker that leads there. */
+        size_t len = shm_fill(r, 0, iov, n, wrapped);
+        uint64_t rec = shm_rec_bytes(len);
+        atomic_store_explicit(shm_slot(r, rec & mask), 0, memory_order_relaxed);
+        atomic_store_explicit(shm_slot(r, 0), len, memory_order_release);
+        atomic_store_explicit(shm_slot(r, at), SHM_WRAP, memory_order_release);
+        atomic_store_explicit(&r->tail, tail + contig + rec, memory_order_relaxed);
+        shm_ring_doorbell(c, &r->rx_armed);
+        return (ssize_t)len;
     }
-    atomic_store_explicit(&r->tail, pos, memory_order_release);
+    if (here == 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    size_t len = shm_fill(r, at, iov, n, here);
+    uint64_t rec = shm_rec_bytes(len);
+    atomic_store_explicit(shm_slot(r, (at + rec) & mask), 0, memory_order_relaxed);
+    atomic_store_explicit(shm_slot(r, at), len, memory_order_release);
+    atomic_store_explicit(&r->tail, tail + rec, memory_order_relaxed);
     shm_ring_doorbell(c, &r->rx_armed);
-    return (ssize_t)(pos - tail);
+    return (ssize_t)len;
 }
 
+static ssize_t shm_ring_writev(struct csni_conn *c, const struct iovec *iov, int n)
+{
+    return shm_ring_put(c, iov, n, false);
+}
+
+bool csni_shm_write_frame(struct csni_conn *c, const uint8_t *hdr,
+                          const void *payload, size_t len)
+{
+    struct csni_shm *s = c->shm;
+    struct shm_ring *r = s->out;
+    uint64_t size = s->ring_bytes, mask = size - 1;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), at = tail & mask;
+    uint64_t rec = shm_rec_bytes(CSNI_FRAME_SIZE + len);
+    if (at + rec > size || (tail - s->head_cache) + rec + SHM_LINE > size) {
+        /* At the end of the ring, or full as far as we know: the general writer. */
+        struct iovec iov[2] = {{.iov_base = (void *)hdr, .iov_len = CSNI_FRAME_SIZE},
+                               {.iov_base = (void *)payload, .iov_len = len}};
+        return shm_ring_put(c, iov, len ? 2 : 1, true) >= 0;
+    }
+    uint8_t *d = r->data + at + 8;
+    memcpy(d, hdr, CSNI_FRAME_SIZE);
+    memcpy(d + CSNI_FRAME_SIZE, payload, len);
+    atomic_store_explicit(shm_slot(r, (at + rec) & mask), 0, memory_order_relaxed);
+    atomic_store_explicit(shm_slot(r, at), CSNI_FRAME_SIZE + len, memory_order_release);
+    atomic_store_explicit(&r->tail, tail + rec, memory_order_relaxed);
+    shm_ring_doorbell(c, &r->rx_armed);
+    return true;
+}
+
+size_t csni_shm_peek(struct csni_shm *s, const uint8_t **at)
+{
+    struct shm_ring *r = s->in;
+    uint64_t size = s->ring_bytes, mask = size - 1;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t h = atomic_load_explicit(shm_slot(r, head & mask), memory_order_acquire);
+    if (h == SHM_WRAP) {
+        /* Only the consumer moves head: skipping the marker needs no hand-back yet. */
+        head += size - (head & mask);
+        atomic_store_explicit(&r->head, head, memory_order_release);
+        h = atomic_load_explicit(shm_slot(r, head & mask), memory_order_acquire);
+    }
+    if (h == 0)
+        return 0;
+    *at = r->data + (head & mask) + 8 + s->rec_off;
+    return (size_t)(h - s->rec_off);
+}
+
+void csni_shm_consume(struct csni_conn *c, size_t n)
+{
+    struct csni_shm *s = c->shm;
+    struct shm_ring *r = s->in;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t h = atomic_load_explicit(shm_slot(r, head & (s->ring_bytes - 1)),
+                                      memory_order_relaxed);
+    s->rec_off += n;
+    if (s->rec_off < h)
+        return;
+    s->rec_off = 0;
+    atomic_store_explicit(&r->head, head + shm_rec_bytes(h), memory_order_release);
+    shm_ring_doorbell(c, &r->tx_armed);
+}
+
+/* Copies up to want bytes out of the records that are there; a record may be taken in
+ * several reads (s->rec_off). */
 static ssize_t shm_ring_read(struct csni_conn *c, void *buf, size_t want)
 {
     struct csni_shm *s = c->shm;
     struct shm_ring *r = s->in;
-    uint64_t size = s->ring_bytes, head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t avail = s->tail_cache - head;
-    if (avail == 0) {
-        s->tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
-        avail = s->tail_cache - head;
-        if (avail == 0) {
-            errno = EAGAIN;
-            return -1;
+    uint64_t size = s->ring_bytes, mask = size - 1;
+    uint64_t head0 = atomic_load_explicit(&r->head, memory_order_relaxed), head = head0;
+    size_t got = 0;
+    while (got < want) {
+        uint64_t at = head & mask;
+        uint64_t h = atomic_load_explicit(shm_slot(r, at), memory_order_acquire);
+        if (h == 0)
+            break;
+        if (h == SHM_WRAP) {
+            head += size - at;
+            continue;
+        }
+        size_t take = h - s->rec_off < want - got ? (size_t)(h - s->rec_off) : want - got;
+        memcpy((uint8_t *)buf + got, r->data + at + 8 + s->rec_off, take);
+        got += take;
+        s->rec_off += take;
+        if (s->rec_off == h) {
+            head += shm_rec_bytes(h);
+            s->rec_off = 0;
         }
     }
-    size_t len = want < avail ? want : (size_t)avail;
-    size_t at = (size_t)(head & (size - 1)), first = size - at < len ? (size_t)(size - at) : len;
-    memcpy(buf, r->data + at, first);
-    memcpy((uint8_t *)buf + first, r->data, len - first);
-    atomic_store_explicit(&r->head, head + len, memory_order_release);
-    shm_ring_doorbell(c, &r->tx_armed);
-    return (ssize_t)len;
+    if (head != head0) {
+        atomic_store_explicit(&r->head, head, memory_order_release);
+        shm_ring_doorbell(c, &r->tx_armed);
+    }
+    if (got == 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    return (ssize_t)got;
 }
 
 bool csni_shm_has_data(const struct csni_shm *s)
 {
-    return atomic_load_explicit(&s->in->tail, memory_order_acquire) !=
-           atomic_load_explicit(&s->in->head, memory_order_relaxed);
+    struct shm_ring *r = s->in;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    return atomic_load_explicit(shm_slot(r, head & (s->ring_bytes - 1)), memory_order_acquire) != 0;
 }
 
 
@@ -249,7 +381,8 @@ bool csni_shm_arm(struct csni_conn *c, bool want_space)
         return true;
     if (want_space) {
         uint64_t tail = atomic_load_explicit(&s->out->tail, memory_order_relaxed);
-        if (tail - atomic_load_explicit(&s->out->head, memory_order_acquire) < s->ring_bytes)
+        if (tail - atomic_load_explicit(&s->out->head, memory_order_acquire) + 4 * SHM_LINE <=
+            s->ring_bytes)
             return true;
     }
     return false;

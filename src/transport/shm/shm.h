@@ -11,14 +11,15 @@ struct csni_conn;
 struct shm_ring;
 
 /* One pair's segment as seen by one side. head_cache is the producer's copy of the
- * outbound head (tx_lock), tail_cache the consumer's copy of the inbound tail (rx_lock). */
+ * outbound head (tx_lock); rec_off the bytes already taken of the inbound record at head
+ * (rx_lock). */
 struct csni_shm {
     void *base;
     size_t size;
     uint64_t ring_bytes; /* power of two */
     struct shm_ring *in, *out;
     int side;
-    uint64_t head_cache, tail_cache;
+    uint64_t head_cache, rec_off;
 };
 
 /* The connecting side creates the pair's segment (both rings), the accepting side maps and
@@ -29,6 +30,14 @@ void csni_shm_path(const struct csni_proc *p, int from, int to, uint32_t lane, c
                    size_t cap);
 pid_t csni_shm_peer_pid(const struct csni_conn *c);
 bool csni_shm_has_data(const struct csni_shm *s); /* inbound ring not empty (lock-free) */
+/* Producer (tx_lock held): writes header and payload as one record if all of it fits now;
+ * false (nothing written) when the ring has no room. */
+bool csni_shm_write_frame(struct csni_conn *c, const uint8_t *hdr, const void *payload,
+                          size_t len);
+/* Consumer (rx_lock held): the unread bytes of the inbound record at the read position, in
+ * place (0: none yet); csni_shm_consume(c, n) then takes n of them (n <= what peek gave). */
+size_t csni_shm_peek(struct csni_shm *s, const uint8_t **at);
+void csni_shm_consume(struct csni_conn *c, size_t n);
 bool csni_shm_arm(struct csni_conn *c, bool want_space);
 void csni_shm_disarm(struct csni_conn *c);
 

@@ -48,8 +48,6 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
     c->shm = shm;
     atomic_init(&c->ring, shm);
     c->link = shm ? &csni_shm_link : &csni_sock_link;
-    pthread_mutex_init(&c->rx_lock, NULL);
-    pthread_mutex_init(&c->tx_lock, NULL);
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     csni_conn_add(p, c);
     return c;
@@ -137,10 +135,10 @@ static void stream_finish(struct csni_op **done, int ndone)
 static void stream_fail_queue(struct csni_conn *c)
 {
     struct csni_op *ops = NULL;
-    pthread_mutex_lock(&c->tx_lock);
+    csni_lock(&c->tx_lock);
     struct csni_sendreq *sr = c->sq_head;
     c->sq_head = c->sq_tail = NULL;
-    pthread_mutex_unlock(&c->tx_lock);
+    csni_unlock(&c->tx_lock);
     while (sr) {
         struct csni_sendreq *next = sr->next;
         struct csni_op *op = sr->op;
@@ -159,9 +157,9 @@ static void stream_fail_queue(struct csni_conn *c)
     }
     while (ops) {
         struct csni_op *next = ops->next;
-        pthread_mutex_lock(&ops->t->lock);
+        csni_lock(&ops->t->lock);
         csni_complete(ops->t, ops, CSN_PEER_LOST);
-        pthread_mutex_unlock(&ops->t->lock);
+        csni_unlock(&ops->t->lock);
         ops = next;
     }
 }
@@ -172,17 +170,17 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
     int ndone = 0, err = 0;
 
     atomic_store_explicit(&sr->queued, true, memory_order_relaxed);
-    pthread_mutex_lock(&c->tx_lock);
+    csni_lock(&c->tx_lock);
     sr->next = NULL;
     sr->off = 0;
     if (c->dead) {
-        pthread_mutex_unlock(&c->tx_lock);
+        csni_unlock(&c->tx_lock);
         struct csni_op *op = sr->op;
         uint8_t type = sr->hdr[2];
         if (stream_written(sr) && (type == CSNI_F_EAGER || type == CSNI_F_DATA)) {
-            pthread_mutex_lock(&op->t->lock);
+            csni_lock(&op->t->lock);
             csni_complete(op->t, op, CSN_PEER_LOST);
-            pthread_mutex_unlock(&op->t->lock);
+            csni_unlock(&op->t->lock);
         }
         return;
     }
@@ -213,10 +211,19 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
         err = stream_flush_locked(c, done, &ndone);
     if (!err)
         stream_set_out(c, c->sq_head != NULL);
-    pthread_mutex_unlock(&c->tx_lock);
+    csni_unlock(&c->tx_lock);
     stream_finish(done, ndone);
     if (err)
         csni_conn_fail(c, NULL);
+}
+
+bool csni_conn_send_now(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len)
+{
+    csni_lock(&c->tx_lock);
+    bool ok = !c->dead && !c->sq_head && c->shm &&
+              csni_shm_write_frame(c, hdr, payload, len);
+    csni_unlock(&c->tx_lock);
+    return ok;
 }
 
 void csni_conn_flush(struct csni_conn *c, bool block_lock)
@@ -226,13 +233,13 @@ void csni_conn_flush(struct csni_conn *c, bool block_lock)
     do {
         ndone = 0;
         if (block_lock)
-            pthread_mutex_lock(&c->tx_lock);
-        else if (pthread_mutex_trylock(&c->tx_lock) != 0)
+            csni_lock(&c->tx_lock);
+        else if (!csni_trylock(&c->tx_lock))
             return;
         err = c->dead ? 0 : stream_flush_locked(c, done, &ndone);
         if (!err && !c->dead)
             stream_set_out(c, c->sq_head != NULL);
-        pthread_mutex_unlock(&c->tx_lock);
+        csni_unlock(&c->tx_lock);
         stream_finish(done, ndone);
         if (err) {
             csni_conn_fail(c, NULL);
@@ -244,10 +251,10 @@ void csni_conn_flush(struct csni_conn *c, bool block_lock)
 void csni_conn_fail(struct csni_conn *c, const char *why)
 {
     struct csni_proc *p = c->p;
-    pthread_mutex_lock(&c->tx_lock);
+    csni_lock(&c->tx_lock);
     bool was = c->dead;
     c->dead = true;
-    pthread_mutex_unlock(&c->tx_lock);
+    csni_unlock(&c->tx_lock);
     if (was)
         return;
     if (why)
@@ -261,16 +268,16 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     if (c->pp) {
         /* Its other connections may still hold what it sent before dying (data ahead of
          * their end of stream): the peer is lost when the last of them ends. */
-        pthread_mutex_lock(&c->pp->lock);
+        csni_lock(&c->pp->lock);
         bool last = --c->pp->nconns <= 0;
-        pthread_mutex_unlock(&c->pp->lock);
+        csni_unlock(&c->pp->lock);
         if (last) {
             /* A connection it made just before dying may still wait in our listen queue,
              * with a message it counted as sent: take it in before giving up on it. */
             csni_accept_pending(p);
-            pthread_mutex_lock(&c->pp->lock);
+            csni_lock(&c->pp->lock);
             last = c->pp->nconns <= 0;
-            pthread_mutex_unlock(&c->pp->lock);
+            csni_unlock(&c->pp->lock);
         }
         if (last)
             csni_peer_lost(p, c->pp);
@@ -305,21 +312,21 @@ static void stream_on_hello(struct csni_conn *c)
             return;
         }
         c->rpos = c->rend = 0;
-        pthread_mutex_lock(&c->tx_lock);
+        csni_lock(&c->tx_lock);
         c->shm = shm;
         c->link = &csni_shm_link;
-        pthread_mutex_unlock(&c->tx_lock);
+        csni_unlock(&c->tx_lock);
         atomic_store_explicit(&c->ring, shm, memory_order_release);
         atomic_fetch_add(&p->nshm, 1);
         csni_kick_epoll(p);
     }
-    pthread_mutex_lock(&pp->lock);
+    csni_lock(&pp->lock);
     c->pp = pp;
     pp->nconns++;
     pp->eager_max = c->shm ? p->shm_eager : p->eager_max;
     if (!pp->conn)
         pp->conn = c; /* the first connection either side made becomes the sending one */
-    pthread_mutex_unlock(&pp->lock);
+    csni_unlock(&pp->lock);
 }
 
 /* A poller's look at a shared-memory connection: read what the ring holds, write what waits. */
@@ -417,10 +424,39 @@ void csni_conn_rx(struct csni_conn *c, bool block_lock)
     int r;
 
     if (block_lock)
-        pthread_mutex_lock(&c->rx_lock);
-    else if (pthread_mutex_trylock(&c->rx_lock) != 0)
+        csni_lock(&c->rx_lock);
+    else if (!csni_trylock(&c->rx_lock))
         return;
     while (!c->dead) {
+        if (c->shm && c->phase == CSNI_RX_HDR && c->rpos == c->rend && c->pp) {
+            /* Shared memory, nothing staged: a frame whose payload is whole in the ring's
+             * record is served in place, without the copy through the staging buffer. */
+            const uint8_t *v;
+            size_t n = csni_shm_peek(c->shm, &v);
+            if (n == 0) {
+                r = 0;
+                goto drained;
+            }
+            if (n >= CSNI_FRAME_SIZE) {
+                if (csni_frame_decode(v, p->eager_max, &c->f, &why) != 0) {
+                    csni_unlock(&c->rx_lock);
+                    csni_conn_fail(c, why);
+                    return;
+                }
+                /* A DATA payload is then read by the general path below (rendezvous: large);
+                 * a HELLO is refused there. */
+                bool eager = c->f.type == CSNI_F_EAGER;
+                if (c->f.type != CSNI_F_HELLO && (!eager || n - CSNI_FRAME_SIZE >= c->f.len)) {
+                    csni_on_frame(c, eager ? v + CSNI_FRAME_SIZE : NULL);
+                    csni_shm_consume(c, CSNI_FRAME_SIZE + (eager ? (size_t)c->f.len : 0));
+                    if (eager && !c->dead)
+                        csni_on_payload_done(c); /* placed already */
+                    else
+                        c->phase = CSNI_RX_PAYLOAD; /* a DATA payload is still to come */
+                    continue;
+                }
+            }
+        }
         if (c->phase == CSNI_RX_PAYLOAD) {
             if ((r = stream_payload(c)) <= 0)
                 goto drained;
@@ -449,7 +485,7 @@ void csni_conn_rx(struct csni_conn *c, bool block_lock)
             goto drained;
         }
         if (csni_frame_decode(c->rbuf + c->rpos, p->eager_max, &c->f, &why) != 0) {
-            pthread_mutex_unlock(&c->rx_lock);
+            csni_unlock(&c->rx_lock);
             csni_conn_fail(c, why);
             return;
         }
@@ -457,7 +493,7 @@ void csni_conn_rx(struct csni_conn *c, bool block_lock)
         c->phase = CSNI_RX_PAYLOAD;
         if (!c->pp) {
             if (c->f.type != CSNI_F_HELLO) {
-                pthread_mutex_unlock(&c->rx_lock);
+                csni_unlock(&c->rx_lock);
                 csni_conn_fail(c, "connection without the job key refused");
                 return;
             }
@@ -465,14 +501,19 @@ void csni_conn_rx(struct csni_conn *c, bool block_lock)
             c->want = CSNI_KEY_BYTES;
             c->discard = 0;
         } else if (c->f.type == CSNI_F_HELLO) {
-            pthread_mutex_unlock(&c->rx_lock);
+            csni_unlock(&c->rx_lock);
             csni_conn_fail(c, "second hello");
             return;
         } else {
-            csni_on_frame(c);
+            const uint8_t *staged = NULL;
+            if (c->f.type == CSNI_F_EAGER && c->rend - c->rpos >= c->f.len) {
+                staged = c->rbuf + c->rpos; /* the whole payload came with the header */
+                c->rpos += c->f.len;
+            }
+            csni_on_frame(c, staged);
         }
     }
-    pthread_mutex_unlock(&c->rx_lock);
+    csni_unlock(&c->rx_lock);
     return;
 drained:
     if (r < 0) {
@@ -481,14 +522,14 @@ drained:
         c->rxop = NULL;
         c->rxux = NULL;
         c->rxt = NULL;
-        pthread_mutex_unlock(&c->rx_lock);
+        csni_unlock(&c->rx_lock);
         if (op) {
-            pthread_mutex_lock(&t->lock);
+            csni_lock(&t->lock);
             csni_complete(t, op, CSN_PEER_LOST);
-            pthread_mutex_unlock(&t->lock);
+            csni_unlock(&t->lock);
         }
         csni_conn_fail(c, NULL);
         return;
     }
-    pthread_mutex_unlock(&c->rx_lock);
+    csni_unlock(&c->rx_lock);
 }
