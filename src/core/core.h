@@ -156,13 +156,14 @@ struct csni_conn {
 struct csni_peer {
     int proc;
     csni_lock_t lock;       /* protects conn choice and the lists below */
-    struct csni_conn *conn; /* the connection this process sends on (set once; final when
-                               ready is seen true) */
+    /* The connection this process sends on: set once under the lock, read without it once
+     * ready is seen true (atomic: a HELLO may set it while a sender looks). */
+    struct csni_conn *_Atomic conn;
     bool lost;
     int nconns;                    /* live connections; it is lost when the last one ends */
     _Atomic bool ready;            /* conn set or lost (final): no need to connect */
     _Atomic int64_t credit;        /* eager bytes we may still send to it (no lock) */
-    size_t eager_max;              /* largest message sent eagerly to it */
+    _Atomic size_t eager_max;      /* largest message sent eagerly to it (read without lock) */
     struct csni_oplist wait_cts;   /* our transmits waiting for its CTS */
     struct csni_oplist wait_data;  /* our receives waiting for its DATA */
     _Atomic int64_t owed;          /* eager credit we owe it */
@@ -227,6 +228,11 @@ struct csni_proc {
     pthread_t progress_thread;
     bool progress_running;
     _Atomic int spinners;     /* user threads polling in their spin phase */
+    /* A sleeping user thread may itself wait in epoll for everyone (the poller): a message
+     * for it then costs one wake-up, not the progress thread's and then its own. */
+    _Atomic bool poller;                  /* a user thread holds the poller role */
+    csn_transport *_Atomic poller_t;      /* the transport that poller waits on */
+    _Atomic int nsleepers;                /* user threads in the sleep phase of a wait */
     _Atomic uint32_t bg_word; /* futex word the progress thread parks on */
     _Atomic bool bg_parked;
     _Atomic bool kicked;       /* a thread went to sleep: the progress thread must poll */
@@ -243,6 +249,7 @@ struct csni_proc {
     char shm_dir[256];
     uint64_t shm_ring;
     size_t shm_eager;
+    size_t split_min; /* rendezvous at least this long: both sides copy (0: never) */
     _Atomic int nshm; /* shared-memory connections (pollers look at their rings) */
     _Atomic int nconns;
 };
@@ -262,6 +269,8 @@ void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp);
 void csni_kick_progress(struct csni_proc *p);
 bool csni_arm_rings(struct csni_proc *p, bool handle);
 void csni_kick_epoll(struct csni_proc *p);
+/* One round of sleeping in epoll (at most nap_ns) and handling what woke us. */
+void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns);
 void csni_accept_pending(struct csni_proc *p);
 uint64_t csni_now_ns(void);
 void csni_conn_add(struct csni_proc *p, struct csni_conn *c);
@@ -311,6 +320,11 @@ int csni_futex_wait(_Atomic uint32_t *w, uint32_t val, uint64_t timeout_ns);
 csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uint64_t timeout_us,
                      struct csni_op **got);
 void csni_wake(csn_transport *t);
+/* This thread is the poller (wait.c). initial-exec: no __tls_get_addr call on hot paths. */
+extern _Thread_local bool csni_polling __attribute__((tls_model("initial-exec")));
+/* Between csni_defer_wakes(true) and (false) (nestable), futex wake-ups of sleepers are
+ * collected and made once per transport at the end. */
+void csni_defer_wakes(bool on);
 void csni_poll(struct csni_proc *p);
 
 /* errors.c */

@@ -174,13 +174,58 @@ void csni_op_free(csn_transport *t, struct csni_op *op)
 }
 
 /* ---- completion ---- */
+/* Wakes t's sleepers: those on its futex, and the poller if it waits for t in epoll. */
+static void match_wake_now(csn_transport *t)
+{
+    csni_futex_wake(&t->wake_seq);
+    if (!csni_polling && atomic_load(&csni_p->poller_t) == t)
+        csni_kick_epoll(csni_p);
+}
+
+#define MATCH_DEFER 16
+static _Thread_local struct {
+    unsigned depth, n;
+    csn_transport *t[MATCH_DEFER];
+} match_deferred __attribute__((tls_model("initial-exec")));
+
+void csni_defer_wakes(bool on)
+{
+    if (on) {
+        match_deferred.depth++;
+        return;
+    }
+    if (--match_deferred.depth > 0)
+        return;
+    for (unsigned i = 0; i < match_deferred.n; i++)
+        match_wake_now(match_deferred.t[i]);
+    match_deferred.n = 0;
+}
+
+/* wake_seq has moved already (spinners see it at once); the system calls may wait for the
+ * end of the reader's batch. Transports are never freed, so a deferred pointer stays valid. */
+static void match_wake_sleepers(csn_transport *t)
+{
+    if (match_deferred.depth == 0) {
+        match_wake_now(t);
+        return;
+    }
+    for (unsigned i = 0; i < match_deferred.n; i++)
+        if (match_deferred.t[i] == t)
+            return;
+    if (match_deferred.n == MATCH_DEFER) {
+        match_wake_now(t);
+        return;
+    }
+    match_deferred.t[match_deferred.n++] = t;
+}
+
 void csni_wake(csn_transport *t)
 {
     /* seq_cst pairs with the sleeper's increment of sleepers then load of wake_seq
      * (csni_wait): one of the two sides always sees the other. */
     atomic_fetch_add(&t->wake_seq, 1);
     if (atomic_load(&t->sleepers) > 0)
-        csni_futex_wake(&t->wake_seq);
+        match_wake_sleepers(t);
 }
 
 void csni_complete(csn_transport *t, struct csni_op *op, csn_status st)
@@ -203,7 +248,7 @@ void csni_complete(csn_transport *t, struct csni_op *op, csn_status st)
         atomic_store(&op->state, CSNI_ST_DONE);
         if (atomic_load(&t->sleepers) > 0) {
             atomic_fetch_add(&t->wake_seq, 1);
-            csni_futex_wake(&t->wake_seq);
+            match_wake_sleepers(t);
         }
         return;
     }
@@ -419,48 +464,106 @@ void csni_sent(struct csni_op *op, const uint8_t *hdr)
 
 /* ---- receiving: a receive is posted ---- */
 
-/* Copies a rendezvous message straight from the sender's memory (one copy), then tells the
- * sender it is done. No transport or peer lock held. Returns false when the kernel refuses
- * (the caller then falls back to CTS and DATA through the connection). */
-static bool match_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token)
+/* Copies n bytes between local and another process's memory (process_vm_readv/writev).
+ * Returns 0, or the errno that stopped it. */
+static int match_vm_copy(pid_t pid, void *local, uint64_t remote, size_t n, bool write)
+{
+    size_t done = 0;
+    while (done < n) {
+        struct iovec l = {.iov_base = (uint8_t *)local + done, .iov_len = n - done};
+        struct iovec r = {.iov_base = (void *)(uintptr_t)(remote + done), .iov_len = n - done};
+        ssize_t got = write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+                            : process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (got > 0)
+            done += (size_t)got;
+        else if (got == 0)
+            return EFAULT;
+        else if (errno != EINTR)
+            return errno;
+    }
+    return 0;
+}
+
+/* Sends a control frame that is not an op's own (a split CTS, a PUSHED note): a heap request
+ * the writer frees. False when the peer is lost or memory is short. */
+static bool match_send_note(struct csni_peer *pp, const struct csni_frame *f)
+{
+    struct csni_sendreq *sr = calloc(1, sizeof *sr);
+    if (!sr)
+        return false;
+    sr->heap = true;
+    csni_frame_encode(f, sr->hdr);
+    csni_lock(&pp->lock);
+    bool ok = !pp->lost && pp->conn;
+    if (ok)
+        csni_conn_send(pp->conn, sr);
+    csni_unlock(&pp->lock);
+    if (!ok)
+        free(sr);
+    return ok;
+}
+
+/* Copies a rendezvous message straight from the sender's memory, then tells the sender it is
+ * done (CTS PULLED). No transport or peer lock held. With split (a receive posted before the
+ * RTS came, read under its connection's device lock, large enough), the receiver first asks
+ * the sender to write the second half itself (CTS SPLIT) and pulls only the first: both
+ * processes copy at once; the sender's PUSHED note completes the receive. Returns false when
+ * the kernel refuses (the caller then falls back to CTS and DATA through the connection). */
+static bool match_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
+                       bool split)
 {
     struct csni_proc *p = csni_p;
-    size_t n = op->msglen < op->len ? op->msglen : op->len, done = 0;
+    struct csni_peer *pp = op->pp;
+    size_t n = op->msglen < op->len ? op->msglen : op->len, mine = n;
     csn_status st = CSN_OK;
-    while (done < n) {
-        struct iovec l = {.iov_base = (uint8_t *)op->buf + done, .iov_len = n - done};
-        struct iovec r = {.iov_base = (void *)(uintptr_t)(raddr + done), .iov_len = n - done};
-        ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
-        if (got > 0) {
-            done += (size_t)got;
-            continue;
-        }
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0 && errno == ESRCH) {
-            st = CSN_PEER_LOST;
-            break;
-        }
-        if (got < 0 && (errno == EPERM || errno == ENOSYS))
+    if (split && p->split_min && n >= p->split_min && !p->conn_per_transport) {
+        struct csni_frame g = {.type = CSNI_F_CTS,
+                               .aux = CSNI_CTS_SPLIT,
+                               .len = n,
+                               .cookie = sender_token,
+                               .cookie2 = (uint64_t)(uintptr_t)op->buf,
+                               .dst = (uint32_t)op->token,
+                               .src = (uint32_t)(op->token >> 32)};
+        if (match_send_note(pp, &g))
+            mine = (size_t)csni_split_at(n);
+        else
+            split = false; /* lost or no memory: pull it all */
+    } else {
+        split = false;
+    }
+    int e = match_vm_copy(pid, op->buf, raddr, mine, false);
+    if (e == ESRCH) {
+        st = CSN_PEER_LOST;
+    } else if (e != 0) {
+        if (e == EPERM || e == ENOSYS)
             p->cma = false; /* probed: this kernel or policy says no; never try again */
-        return false;
+        if (!split)
+            return false;
+        csni_conn_fail(pp->conn, "cannot read the sender's memory for a split transfer");
+        match_complete_unlocked(op, CSN_PEER_LOST);
+        return true;
     }
     if (st == CSN_OK) {
-        struct csni_peer *pp = op->pp;
         struct csni_frame f = {
-            .type = CSNI_F_CTS, .aux = CSNI_CTS_PULLED, .len = n, .cookie = sender_token};
+            .type = CSNI_F_CTS, .aux = CSNI_CTS_PULLED, .len = mine, .cookie = sender_token};
         csni_frame_encode(&f, op->sr.hdr);
         op->sr.payload = NULL;
         op->sr.paylen = 0;
         op->sr.op = NULL;
         csni_lock(&pp->lock);
-        if (pp->lost)
+        if (pp->lost) {
             st = CSN_PEER_LOST;
-        else
+        } else {
+            /* Listed only now, the copy done: the PUSHED note comes on the connection whose
+             * device lock our caller holds, so it cannot be read before this. */
+            if (split)
+                oplist_push(&pp->wait_data, op);
             csni_conn_send(pp->conn, &op->sr);
+        }
         csni_unlock(&pp->lock);
     }
-    match_complete_unlocked(op, st);
+    if (!split || st != CSN_OK)
+        match_complete_unlocked(op, st);
     return true;
 }
 
@@ -570,7 +673,7 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
             uint64_t raddr = u->raddr, token = u->token;
             csni_unlock(&t->lock);
             csni_unex_free(p, u);
-            if (match_pull(op, pid, raddr, token))
+            if (match_pull(op, pid, raddr, token, false))
                 return CSN_OK;
             csni_lock(&t->lock);
             match_send_cts(op, token);
@@ -661,7 +764,7 @@ static void match_on_message(struct csni_conn *c, const uint8_t *staged)
                 /* Pulled under the device lock, as the seed receives "the remaining
                  * packets directly to the user's buffer" before unlocking the device. */
                 csni_unlock(&t->lock);
-                if (match_pull(op, csni_shm_peer_pid(c), f->cookie2, f->cookie))
+                if (match_pull(op, csni_shm_peer_pid(c), f->cookie2, f->cookie, true))
                     return;
                 csni_lock(&t->lock);
             }
@@ -688,7 +791,9 @@ static void match_on_message(struct csni_conn *c, const uint8_t *staged)
             csni_conn_fail(c, "out of memory for an unexpected message");
             return;
         }
-        u->complete = f->len == 0;
+        /* Complete only once the reader is done with it (csni_on_payload_done), even when
+         * empty: until then c->rxux points at it and nobody else may free it. */
+        u->complete = false;
         c->dst = u->data;
         c->want = f->len;
         if (staged) {
@@ -714,6 +819,44 @@ static void match_on_message(struct csni_conn *c, const uint8_t *staged)
     csni_unlock(&t->lock);
 }
 
+/* A split CTS: write the second part of our message straight into the receiver's buffer,
+ * then tell it (PUSHED). The transmit stays on the CTS list: the receiver's CTS_PULLED, which
+ * comes after this one on the same connection, completes it. */
+static void match_on_split(struct csni_conn *c)
+{
+    struct csni_peer *pp = c->pp;
+    const struct csni_frame *f = &c->f;
+    uint64_t rtoken = (uint64_t)f->dst | (uint64_t)f->src << 32;
+    struct csni_frame g = {.type = CSNI_F_DATA, .aux = CSNI_CTS_SPLIT, .cookie = rtoken};
+    csni_lock(&pp->lock);
+    struct csni_op *op;
+    for (op = pp->wait_cts.head; op && op->token != f->cookie; op = op->next)
+        ;
+    void *buf = op ? op->buf : NULL;
+    bool fits = op && f->len <= op->len;
+    csni_unlock(&pp->lock);
+    if (!op) {
+        g.aux = CSNI_CTS_GONE; /* our transport closed meanwhile */
+        match_send_note(pp, &g);
+        return;
+    }
+    if (!fits || !c->shm) {
+        csni_conn_fail(c, "split clear-to-send that does not fit the message");
+        return;
+    }
+    uint64_t at = csni_split_at(f->len);
+    int e = match_vm_copy(csni_shm_peer_pid(c), (uint8_t *)buf + at, f->cookie2 + at,
+                          (size_t)(f->len - at), true);
+    if (e == ESRCH)
+        return; /* the receiver is gone: our transmit fails with it */
+    if (e != 0) {
+        csni_conn_fail(c, "cannot write the receiver's memory for a split transfer");
+        return;
+    }
+    g.len = f->len - at;
+    match_send_note(pp, &g);
+}
+
 static void match_on_cts(struct csni_conn *c)
 {
     struct csni_peer *pp = c->pp;
@@ -721,6 +864,10 @@ static void match_on_cts(struct csni_conn *c)
     struct csni_op *op;
 
     match_discard(c, 0);
+    if (f->aux == CSNI_CTS_SPLIT) {
+        match_on_split(c);
+        return;
+    }
     csni_lock(&pp->lock);
     op = oplist_take_token(&pp->wait_cts, f->cookie);
     if (!op) {
@@ -782,6 +929,18 @@ static void match_on_data(struct csni_conn *c)
     if (f->aux == CSNI_CTS_GONE) {
         match_discard(c, 0);
         match_complete_unlocked(op, CSN_PEER_LOST);
+        return;
+    }
+    if (f->aux == CSNI_CTS_SPLIT) {
+        /* The sender wrote the second part itself; our pull had the first. */
+        size_t n = op->msglen < op->len ? op->msglen : op->len;
+        match_discard(c, 0);
+        if (f->len != n - csni_split_at(n)) {
+            match_complete_unlocked(op, CSN_PEER_LOST);
+            csni_conn_fail(c, "split data length differs from the clear-to-send");
+            return;
+        }
+        match_complete_unlocked(op, CSN_OK);
         return;
     }
     if (f->len != (op->msglen < op->len ? op->msglen : op->len)) {

@@ -250,14 +250,15 @@ static bool proc_users_active(struct csni_proc *p, uint64_t *seen)
 static void *proc_progress_main(void *arg)
 {
     struct csni_proc *p = arg;
-    struct epoll_event ev[64];
     uint64_t seen = atomic_load(&p->activity) - 1; /* counts as active at first */
     while (!atomic_load(&p->stopping)) {
         /* Users polling in the library, or in and out of it during the last 200 us (a
          * communication loop): stay parked, so that nobody competes with them for a message
          * and senders need not ring. A user going to sleep kicks us; users that did not
          * wait at all for a whole park period compute: then we move their data. */
-        if (!atomic_exchange(&p->kicked, false) && proc_users_active(p, &seen)) {
+        /* A user thread polling for everyone in its sleep does our job meanwhile. */
+        if ((!atomic_exchange(&p->kicked, false) && proc_users_active(p, &seen)) ||
+            atomic_load(&p->poller)) {
             uint32_t w = atomic_load(&p->bg_word);
             atomic_store(&p->bg_parked, true);
             if (!atomic_load(&p->kicked)) /* pairs with the kicker's store, then its load */
@@ -265,14 +266,20 @@ static void *proc_progress_main(void *arg)
             atomic_store(&p->bg_parked, false);
             continue;
         }
-        if (csni_arm_rings(p, true))
-            continue;
-        int n = epoll_wait(p->epfd, ev, 64, 1000);
-        proc_disarm_rings(p); /* awake: the senders need not ring while we look */
-        for (int i = 0; i < n; i++)
-            proc_handle(p, &ev[i], true);
+        csni_poll_sleep(p, 1000000000u);
     }
     return NULL;
+}
+
+void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns)
+{
+    struct epoll_event ev[64];
+    if (csni_arm_rings(p, true))
+        return;
+    int n = epoll_wait(p->epfd, ev, 64, (int)((nap_ns + 999999u) / 1000000u));
+    proc_disarm_rings(p); /* awake: the senders need not ring while we look */
+    for (int i = 0; i < n; i++)
+        proc_handle(p, &ev[i], true);
 }
 
 /* ---- transports table ---- */
@@ -547,6 +554,7 @@ static csn_status proc_network(struct csni_proc *p)
         return CSN_INVALID_ARGUMENT;
     }
     p->shm_eager = proc_env_u64("CSN_SHM_EAGER", 65536);
+    p->split_min = proc_env_u64("CSN_SHM_SPLIT", 8u << 20);
     if (p->shm_eager > p->eager_max)
         p->shm_eager = p->eager_max;
     p->cma = proc_env_u64("CSN_CMA", 1) != 0;

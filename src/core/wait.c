@@ -65,6 +65,47 @@ static void wait_unspin(struct csni_proc *p, bool sleeping)
         csni_kick_progress(p);
 }
 
+_Thread_local bool csni_polling __attribute__((tls_model("initial-exec")));
+
+/* Whether the sleeper on t has cause to look: its op is done, or a completion was queued. */
+static bool wait_woken(csn_transport *t, struct csni_op *want, uint32_t sleep_seq)
+{
+    return atomic_load(&t->wake_seq) != sleep_seq ||
+           (want && atomic_load(&want->state) == CSNI_ST_DONE);
+}
+
+/* The sleep of a waiter (t->sleepers already counted). The first sleeper of the process
+ * becomes the poller: it waits in epoll with the rings armed and moves everyone's data
+ * until it has cause to look, so a message for it wakes it directly. The others sleep on
+ * t's futex; a poller that leaves while they sleep hands over to the progress thread.
+ * Handing over pairs the poller's release of the role before its look at nsleepers with a
+ * sleeper's count before its try for the role (seq_cst): one of them sees the other. */
+static void wait_sleep_polling(struct csni_proc *p, csn_transport *t, struct csni_op *want,
+                               uint32_t sleep_seq, uint64_t nap)
+{
+    atomic_fetch_add(&p->nsleepers, 1);
+    if (!atomic_exchange(&p->poller, true)) {
+        atomic_store(&p->poller_t, t);
+        csni_polling = true;
+        uint64_t end = csni_now_ns() + nap;
+        while (!wait_woken(t, want, sleep_seq)) {
+            uint64_t now = csni_now_ns();
+            if (now >= end)
+                break;
+            csni_poll_sleep(p, end - now);
+        }
+        csni_polling = false;
+        atomic_store(&p->poller_t, NULL);
+        atomic_store(&p->poller, false);
+        if (atomic_fetch_sub(&p->nsleepers, 1) > 1)
+            csni_kick_progress(p);
+        return;
+    }
+    if (!csni_arm_rings(p, false))
+        csni_futex_wait(&t->wake_seq, sleep_seq, nap);
+    atomic_fetch_sub(&p->nsleepers, 1);
+}
+
 csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uint64_t timeout_us,
                      struct csni_op **got)
 {
@@ -83,7 +124,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
      * delay those that have the messages (many threads sharing one process). */
     bool spinning = net && atomic_fetch_add(&p->spinners, 1) < p->ncpu;
     if (net && !spinning)
-        wait_unspin(p, true);
+        wait_unspin(p, false);
     uint32_t seen = atomic_load(&t->wake_seq) - 1; /* look under the lock at least once */
     for (unsigned turn = 0;; turn++) {
         /* A blocking call looks at its op; csn_test at the completion queue, under the lock
@@ -103,7 +144,12 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         }
         if (net)
             csni_poll(p);
-        if (timeout_us != 0 && (turn & 15) != 15 && spinning && !p->oversubscribed)
+        /* Spinners of all the host's ranks (ours times the ranks, an estimate) beyond its
+         * CPUs: spin politely, yielding the CPU at every turn to whoever has work. */
+        bool polite = p->oversubscribed ||
+                      p->boot.local_size * atomic_load_explicit(&p->spinners, memory_order_relaxed) >
+                          p->ncpu;
+        if (timeout_us != 0 && (turn & 15) != 15 && spinning && !polite)
             continue; /* the clock, every 16th turn of a pure spin */
         now = csni_now_ns();
         if (spin_end == 0)
@@ -114,13 +160,13 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
             return CSN_TIMEOUT;
         }
         if (spinning && now < spin_end) {
-            if (p->oversubscribed)
+            if (polite)
                 sched_yield();
             continue;
         }
         if (spinning) {
             spinning = false;
-            wait_unspin(p, true); /* from here on the progress thread moves our data */
+            wait_unspin(p, false);
         }
         /* Sleep. The increment of sleepers before reading wake_seq pairs with csni_wake's
          * increment of wake_seq before reading sleepers (both seq_cst). */
@@ -130,14 +176,13 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
             atomic_fetch_sub(&t->sleepers, 1);
             return CSN_OK;
         }
-        if (net && csni_arm_rings(p, false)) {
-            atomic_fetch_sub(&t->sleepers, 1);
-            continue; /* a ring has data: read it instead of sleeping */
-        }
         uint64_t nap = deadline - now;
         if (nap > 100000000u)
             nap = 100000000u; /* look again now and then: no lost wake-up can hang us */
-        csni_futex_wait(&t->wake_seq, sleep_seq, nap);
+        if (net)
+            wait_sleep_polling(p, t, want, sleep_seq, nap);
+        else
+            csni_futex_wait(&t->wake_seq, sleep_seq, nap);
         atomic_fetch_sub(&t->sleepers, 1);
     }
     if (spinning)

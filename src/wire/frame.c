@@ -107,7 +107,7 @@ int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, str
         break;
     case CSNI_F_CTS:
     case CSNI_F_DATA:
-        if (f->aux != CSNI_CTS_OK && f->aux != CSNI_CTS_GONE &&
+        if (f->aux != CSNI_CTS_OK && f->aux != CSNI_CTS_GONE && f->aux != CSNI_CTS_SPLIT &&
             !(f->aux == CSNI_CTS_PULLED && f->type == CSNI_F_CTS)) {
             *why = "bad rendezvous status";
             return -1;

@@ -36,7 +36,19 @@ enum csni_frame_type {
     CSNI_F_CREDIT,    /* the receiver returns eager credit */
     CSNI_F_TYPE_MAX
 };
-enum { CSNI_CTS_OK = 0, CSNI_CTS_GONE = 1, CSNI_CTS_PULLED = 2 };
+/* CSNI_CTS_SPLIT (shared memory, large messages: both sides copy at once). In a CTS: the
+ * receiver pulls bytes [0, csni_split_at(len)) and asks the sender to write the rest straight
+ * into its buffer at cookie2 (process_vm_writev); the receiver's token travels in dst (low 32
+ * bits) and src (high 32 bits). In a DATA frame (no payload): the sender has written len bytes
+ * from the split point on; cookie is the receiver's token. The receiver's CTS_PULLED ends
+ * the sender's part. */
+enum { CSNI_CTS_OK = 0, CSNI_CTS_GONE = 1, CSNI_CTS_PULLED = 2, CSNI_CTS_SPLIT = 3 };
+
+/* Where a split rendezvous of len bytes divides: half, on a page boundary. */
+static inline uint64_t csni_split_at(uint64_t len)
+{
+    return (len / 2) & ~(uint64_t)4095;
+}
 
 struct csni_frame {
     uint8_t type;

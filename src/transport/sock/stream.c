@@ -185,13 +185,16 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
         return;
     }
     bool idle = c->sq_head == NULL;
-    /* Control frames (CTS, CREDIT, a gone-DATA: no op, no payload) overtake queued data:
-     * a CTS stuck behind megabytes bound the other way would stall the peer's transfer to
-     * us for as long. Only the frame being written stays ahead (its bytes are half out).
-     * Their order among themselves and against data does not matter (token-addressed); the
-     * data frames keep theirs. */
+    /* Control frames (CTS, CREDIT, notes: no op, no payload) overtake queued data: a CTS
+     * stuck behind megabytes bound the other way would stall the peer's transfer to us for
+     * as long. Only the frame being written stays ahead (its bytes are half out), and the
+     * control frames queued before (a split CTS must arrive before its CTS_PULLED). Their
+     * order against data does not matter (token-addressed); the data frames keep theirs. */
     if (!idle && !sr->op && sr->paylen == 0) {
         struct csni_sendreq *after = c->sq_head->off > 0 ? c->sq_head : NULL;
+        for (struct csni_sendreq *n = after ? after->next : c->sq_head;
+             n && !n->op && n->paylen == 0; n = n->next)
+            after = n;
         if (after) {
             sr->next = after->next;
             after->next = sr;
@@ -417,7 +420,18 @@ static int stream_payload(struct csni_conn *c)
     }
 }
 
+static void stream_rx(struct csni_conn *c, bool block_lock);
+
+/* Reads what is there. Sleepers of the transports it completes operations on are woken once
+ * at the end, not once per message: a burst for a thread costs it one wake-up. */
 void csni_conn_rx(struct csni_conn *c, bool block_lock)
+{
+    csni_defer_wakes(true);
+    stream_rx(c, block_lock);
+    csni_defer_wakes(false);
+}
+
+static void stream_rx(struct csni_conn *c, bool block_lock)
 {
     struct csni_proc *p = c->p;
     const char *why = NULL;
