@@ -44,6 +44,17 @@ int main(void)
     roundtrip((struct csni_frame){
         .type = CSNI_F_CTS, .aux = CSNI_CTS_PULLED, .len = 7, .cookie = 1, .cookie2 = 2});
     roundtrip((struct csni_frame){.type = CSNI_F_DATA, .aux = CSNI_CTS_GONE, .cookie = 3});
+    roundtrip((struct csni_frame){.type = CSNI_F_CTS,
+                                  .aux = CSNI_CTS_SPLIT,
+                                  .dst = 0x89abcdefu,
+                                  .src = 0x01234567u,
+                                  .len = 1u << 24,
+                                  .cookie = 5,
+                                  .cookie2 = 0x7f0000001000ull});
+    roundtrip((struct csni_frame){.type = CSNI_F_DATA, .aux = CSNI_CTS_SPLIT, .len = 8u << 20});
+    CHECK(csni_split_at(1u << 24) == 1u << 23);
+    CHECK(csni_split_at(3 * 4096 + 5) == 4096); /* half, down to a page */
+    CHECK(csni_split_at(100) == 0);
     roundtrip((struct csni_frame){.type = CSNI_F_CREDIT, .len = 1u << 20});
     roundtrip((struct csni_frame){.type = CSNI_F_HELLO,
                                   .dst = 1,
