@@ -222,22 +222,8 @@ static csn_status api_new_op(csn_transport *t, struct csni_op *op, csn_netid pee
                              size_t len, size_t *received, struct csni_op **out)
 {
     if (op) {
-        /* Every field a blocking op may read before it is set; not the frame bytes. */
-        op->next = NULL;
-        op->kind = 0;
-        atomic_init(&op->state, CSNI_ST_FREE);
+        csni_op_init(op, t);
         op->blocking = true;
-        op->status = CSN_OK;
-        op->msglen = 0;
-        op->token = 0;
-        op->pp = NULL;
-        op->sr.next = NULL;
-        op->sr.payload = NULL;
-        op->sr.paylen = 0;
-        op->sr.off = 0;
-        op->sr.op = NULL;
-        op->sr.heap = false;
-        atomic_init(&op->sr.queued, false);
     } else {
         csni_lock(&t->lock);
         op = csni_op_alloc(t);

@@ -278,6 +278,7 @@ void csni_conn_add(struct csni_proc *p, struct csni_conn *c);
 /* match.c: message arrival and matching (protocol) */
 void csni_complete(csn_transport *t, struct csni_op *op, csn_status st); /* t->lock held */
 struct csni_op *csni_op_alloc(csn_transport *t);                         /* t->lock held */
+void csni_op_init(struct csni_op *op, csn_transport *t); /* a fresh op of t, not on a list */
 void csni_op_free(csn_transport *t, struct csni_op *op);                 /* t->lock held */
 csn_status csni_post_tx(csn_transport *t, struct csni_op *op);
 /* A small message to a process reached over shared memory, written into the ring at once

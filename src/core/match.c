@@ -159,10 +159,30 @@ struct csni_op *csni_op_alloc(csn_transport *t)
         *link = op->next;
     else if (!(op = malloc(sizeof *op)))
         return NULL;
-    memset(op, 0, sizeof *op);
-    op->t = t;
+    csni_op_init(op, t);
     t->nops++;
     return op;
+}
+
+void csni_op_init(struct csni_op *op, csn_transport *t)
+{
+    /* Every field an op may read before it is set; not the frame bytes. */
+    op->next = NULL;
+    op->t = t;
+    op->kind = 0;
+    atomic_init(&op->state, CSNI_ST_FREE);
+    op->blocking = false;
+    op->status = CSN_OK;
+    op->msglen = 0;
+    op->token = 0;
+    op->pp = NULL;
+    op->sr.next = NULL;
+    op->sr.payload = NULL;
+    op->sr.paylen = 0;
+    op->sr.off = 0;
+    op->sr.op = NULL;
+    op->sr.heap = false;
+    atomic_init(&op->sr.queued, false);
 }
 
 void csni_op_free(csn_transport *t, struct csni_op *op)
@@ -393,7 +413,10 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
     op->state = CSNI_ST_POSTED;
     if (rank == p->me)
         return match_post_self(t, op);
-    if (!(pp = csni_peer_get(p, rank, &rv)))
+    pp = rank < CSNI_PEER_TAB ? atomic_load_explicit(&p->peer_tab[rank], memory_order_acquire)
+                              : NULL;
+    if ((!pp || !atomic_load_explicit(&pp->ready, memory_order_acquire)) &&
+        !(pp = csni_peer_get(p, rank, &rv)))
         return rv;
     op->pp = pp;
     struct csni_frame f = {.dst = csni_netid_tid(op->peer), .src = t->tid, .len = op->len};

@@ -114,6 +114,11 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         *got = want; /* done already (an eager transmit written at once) */
         return CSN_OK;
     }
+    /* wake_seq moves at every queued completion: read before the first look, a later
+     * completion is seen by the loop below. */
+    uint32_t seen = atomic_load(&t->wake_seq);
+    if (!want && wait_ready(t, NULL, flags, got))
+        return CSN_OK; /* a completion is queued: no clock, no spin bookkeeping */
     /* The clock is read lazily: a wait without limit needs it only to end its spin. */
     bool forever = timeout_us == CSN_FOREVER || timeout_us > UINT64_MAX / 2000;
     uint64_t now = forever ? 0 : csni_now_ns();
@@ -125,7 +130,6 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
     bool spinning = net && atomic_fetch_add(&p->spinners, 1) < p->ncpu;
     if (net && !spinning)
         wait_unspin(p, false);
-    uint32_t seen = atomic_load(&t->wake_seq) - 1; /* look under the lock at least once */
     for (unsigned turn = 0;; turn++) {
         /* A blocking call looks at its op; csn_test at the completion queue, under the lock
          * but only when wake_seq, which moves at every queued completion, moved. */

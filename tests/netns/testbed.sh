@@ -53,6 +53,23 @@ need_prog() {
     [ -n "${2:-}" ] && [ -x "$2" ] || skip "$1 is not built (${2:-unset})"
 }
 
+# shape_fair NS DEV src|dst SELF: htb at RATE on DEV, one class per other host (by source
+# or destination address), each guaranteed RATE/3 and allowed all of RATE when the others idle.
+shape_fair() {
+    local ns=$1 dev=$2 dir=$3 self=$4 j kb
+    kb=$(awk -v r="$RATE" 'BEGIN { n = r + 0; u = r; sub(/^[0-9.]+/, "", u)
+        m = (u == "gbit") ? 1e6 : (u == "mbit") ? 1e3 : (u == "kbit") ? 1 : 1e-3; printf "%d", n * m }')
+    tc -n "$ns" qdisc add dev "$dev" root handle 1: htb default 9 || return 1
+    tc -n "$ns" class add dev "$dev" parent 1: classid 1:1 htb rate "${kb}kbit" ceil "${kb}kbit" quantum 3028 ${TB_HTBB:-} || return 1
+    tc -n "$ns" class add dev "$dev" parent 1:1 classid 1:9 htb rate "$((kb / 100))kbit" ceil "${kb}kbit" quantum 3028 ${TB_HTBB:-} || return 1
+    for j in 1 2 3 4; do
+        [ "$j" = "$self" ] && continue
+        tc -n "$ns" class add dev "$dev" parent 1:1 classid "1:1$j" htb rate "$((kb / 3))kbit" ceil "${kb}kbit" quantum 3028 ${TB_HTBB:-} || return 1
+        [ -n "${TB_LEAFQ:-}" ] && { tc -n "$ns" qdisc add dev "$dev" parent "1:1$j" $TB_LEAFQ || return 1; }
+        tc -n "$ns" filter add dev "$dev" parent 1: protocol ip prio 1 u32 match ip "$dir" "10.77.0.$j/32" flowid "1:1$j" || return 1
+    done
+}
+
 setup() {
     local i
     [ "$(id -u)" = 0 ] || skip "needs root for network namespaces"
@@ -71,15 +88,22 @@ setup() {
         ip -n "$SW" link set "p$i" master br0 || fail "p$i on the bridge"
         ip -n "${P}h$i" addr add "10.77.0.$i/24" dev veth0 || fail "address of host $i"
         ip -n "${P}h$i" link set lo up || fail "lo in host $i"
+        [ -n "${TB_CC:-}" ] && ip netns exec "${P}h$i" sysctl -q net.ipv4.tcp_congestion_control=$TB_CC
+        [ -n "${TB_SYSCTL:-}" ] && eval "ip netns exec ${P}h$i sysctl -q $TB_SYSCTL"
         # Both directions of the link: the host's sending side (TCP there is held back by its
         # own queue, which never overflows) and the switch port's, where several hosts' flows
         # meet: its queue holds 400 ms at the rate, so that, like the flow-controlled CS-2
         # network, the switch does not drop (drops would cost TCP a 200 ms retransmission
         # timeout, which is TCP's behaviour, not the link's rate).
-        tc -n "${P}h$i" qdisc add dev veth0 root tbf rate "$RATE" burst 64kb latency 50ms ||
+        if [ "${TB_SHAPE:-fifo}" = fair ]; then
+            shape_fair "${P}h$i" veth0 dst "$i" || skip "tc htb does not work here"
+            shape_fair "$SW" "p$i" src "$i" || fail "htb on p$i"
+        else
+        tc -n "${P}h$i" qdisc add dev veth0 root tbf rate "$RATE" ${TB_HOSTQ:-burst 64kb latency 50ms} ||
             skip "tc tbf does not work here"
-        tc -n "$SW" qdisc add dev "p$i" root tbf rate "$RATE" burst 64kb latency 400ms ||
+        tc -n "$SW" qdisc add dev "p$i" root tbf rate "$RATE" ${TB_SWQ:-burst 64kb latency 400ms} ||
             fail "tbf on p$i"
+        fi
         ip -n "$SW" link set "p$i" up || fail "p$i up"
         ip -n "${P}h$i" link set veth0 up || fail "veth0 up in host $i"
     done
