@@ -12,8 +12,11 @@
 # logp: the same "too busy" rule).
 #
 # The network: namespaces <P>h1..<P>h4 hold veth0 with 10.77.0.N/24; their peers p1..p4 sit on
-# bridge br0 in <P>sw, which also has 10.77.0.254 (the outsider of the refuse case). tbf
-# shapes both ends of every host link, so each host sends and receives at TB_RATE. The
+# bridge br0 in <P>sw, which also has 10.77.0.254 (the outsider of the refuse case). htb
+# shapes both ends of every host link, so each host sends and receives at TB_RATE, round
+# robin among one short queue per other host (see shape_fair); the hosts run TCP Reno. For
+# comparison, TB_SHAPE=fifo gives the former links (one tbf FIFO each way, 50 ms at the host,
+# 400 ms at the switch port) and TB_CC=bbr this machine's default congestion control. The
 # addresses exist inside these namespaces only. csnrun runs in <P>h1 and reaches every host,
 # h1 included, through --rsh "ip netns exec" with a hostfile of namespace names.
 set -u
@@ -53,20 +56,34 @@ need_prog() {
     [ -n "${2:-}" ] && [ -x "$2" ] || skip "$1 is not built (${2:-unset})"
 }
 
-# shape_fair NS DEV src|dst SELF: htb at RATE on DEV, one class per other host (by source
-# or destination address), each guaranteed RATE/3 and allowed all of RATE when the others idle.
+# shape_fair NS DEV src|dst SELF: DEV sends at most RATE (htb), served round robin (quantum:
+# two full frames) among one queue per other host - by destination on a host's link, by
+# source on a switch port - each queue 128 KB (5 ms at 200 mbit/s). Every queue is
+# guaranteed RATE/3 and may take all of RATE while the others are empty, so the link never
+# idles while any queue holds a frame. Why this and not one long FIFO (the first version: one
+# tbf, 400 ms at the switch port): a real switch arbitrates an output among its inputs
+# (virtual output queues, as in the CS-2's crossbar) and has shallow per-port buffers; a
+# host's NIC serves its transmit queues in turn. One deep FIFO per link let every flow's
+# standing queue hold up the other direction's ACKs and csn's RTS/CTS (measured: ACK round
+# trips of 12-16 ms behind 0.77 MB at a Star2 centre's port) and let TCP share a link
+# unevenly, so one flow finished 0.2 s after the others while links idled: plain TCP, with
+# no csn at all, fell 5-20% short of the shaping in the Star2/Chaos2/Ring2 patterns. The
+# bound is unchanged: no queue makes a link faster than RATE. Unclassified frames (ARP, the
+# switch's own address) get a small guaranteed share.
 shape_fair() {
-    local ns=$1 dev=$2 dir=$3 self=$4 j kb
-    kb=$(awk -v r="$RATE" 'BEGIN { n = r + 0; u = r; sub(/^[0-9.]+/, "", u)
-        m = (u == "gbit") ? 1e6 : (u == "mbit") ? 1e3 : (u == "kbit") ? 1 : 1e-3; printf "%d", n * m }')
+    local ns=$1 dev=$2 dir=$3 self=$4 j
     tc -n "$ns" qdisc add dev "$dev" root handle 1: htb default 9 || return 1
-    tc -n "$ns" class add dev "$dev" parent 1: classid 1:1 htb rate "${kb}kbit" ceil "${kb}kbit" quantum 3028 ${TB_HTBB:-} || return 1
-    tc -n "$ns" class add dev "$dev" parent 1:1 classid 1:9 htb rate "$((kb / 100))kbit" ceil "${kb}kbit" quantum 3028 ${TB_HTBB:-} || return 1
+    tc -n "$ns" class add dev "$dev" parent 1: classid 1:1 htb rate "${RATE_KBIT}kbit" \
+        ceil "${RATE_KBIT}kbit" quantum 3028 || return 1
+    tc -n "$ns" class add dev "$dev" parent 1:1 classid 1:9 htb rate "$((RATE_KBIT / 100))kbit" \
+        ceil "${RATE_KBIT}kbit" quantum 3028 || return 1
     for j in 1 2 3 4; do
         [ "$j" = "$self" ] && continue
-        tc -n "$ns" class add dev "$dev" parent 1:1 classid "1:1$j" htb rate "$((kb / 3))kbit" ceil "${kb}kbit" quantum 3028 ${TB_HTBB:-} || return 1
-        [ -n "${TB_LEAFQ:-}" ] && { tc -n "$ns" qdisc add dev "$dev" parent "1:1$j" $TB_LEAFQ || return 1; }
-        tc -n "$ns" filter add dev "$dev" parent 1: protocol ip prio 1 u32 match ip "$dir" "10.77.0.$j/32" flowid "1:1$j" || return 1
+        tc -n "$ns" class add dev "$dev" parent 1:1 classid "1:1$j" htb \
+            rate "$((RATE_KBIT / 3))kbit" ceil "${RATE_KBIT}kbit" quantum 3028 || return 1
+        tc -n "$ns" qdisc add dev "$dev" parent "1:1$j" bfifo limit 131072 || return 1
+        tc -n "$ns" filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
+            match ip "$dir" "10.77.0.$j/32" flowid "1:1$j" || return 1
     done
 }
 
@@ -75,6 +92,11 @@ setup() {
     [ "$(id -u)" = 0 ] || skip "needs root for network namespaces"
     command -v ip >/dev/null 2>&1 || skip "ip (iproute2) is not installed"
     command -v tc >/dev/null 2>&1 || skip "tc (iproute2) is not installed"
+    RATE_KBIT=$(awk -v r="$RATE" 'BEGIN { n = r + 0; u = r; sub(/^[0-9.]+/, "", u)
+        m = (u == "gbit") ? 1e6 : (u == "mbit") ? 1e3 : (u == "kbit") ? 1 : 0
+        printf "%d", n * m }')
+    [ "${RATE_KBIT:-0}" -ge 3000 ] 2>/dev/null ||
+        { echo "testbed: TB_RATE '$RATE' is not a rate of at least 3mbit (e.g. 200mbit, 1gbit)" >&2; exit 2; }
     TB=$(mktemp -d "${TMPDIR:-/tmp}/csn-testbed-XXXXXX") || fail "mktemp"
     mkdir "$TB/tmp" "$TB/run"
     ip netns add "$SW" 2>"$TB/netns.err" || skip "ip netns add does not work here: $(cat "$TB/netns.err")"
@@ -88,21 +110,21 @@ setup() {
         ip -n "$SW" link set "p$i" master br0 || fail "p$i on the bridge"
         ip -n "${P}h$i" addr add "10.77.0.$i/24" dev veth0 || fail "address of host $i"
         ip -n "${P}h$i" link set lo up || fail "lo in host $i"
-        [ -n "${TB_CC:-}" ] && ip netns exec "${P}h$i" sysctl -q net.ipv4.tcp_congestion_control=$TB_CC
-        [ -n "${TB_SYSCTL:-}" ] && eval "ip netns exec ${P}h$i sysctl -q $TB_SYSCTL"
-        # Both directions of the link: the host's sending side (TCP there is held back by its
-        # own queue, which never overflows) and the switch port's, where several hosts' flows
-        # meet: its queue holds 400 ms at the rate, so that, like the flow-controlled CS-2
-        # network, the switch does not drop (drops would cost TCP a 200 ms retransmission
-        # timeout, which is TCP's behaviour, not the link's rate).
-        if [ "${TB_SHAPE:-fifo}" = fair ]; then
+        # TCP of the hosts: Reno (loss-based, in every kernel, allowed in a namespace) with
+        # fixed 8 MiB socket buffers. This machine defaults to BBR, which is slow to take up
+        # the bandwidth a finished flow leaves (measured: Chaos2 never better than -13%).
+        ip netns exec "${P}h$i" sysctl -q net.ipv4.tcp_congestion_control="${TB_CC:-reno}" \
+            net.ipv4.tcp_rmem="4096 8388608 33554432" net.ipv4.tcp_wmem="4096 8388608 33554432" ||
+            fail "TCP settings of host $i"
+        if [ "${TB_SHAPE:-fair}" = fifo ]; then
+            # The former single-FIFO links, for comparison (bench/netns/RESULTS.md).
+            tc -n "${P}h$i" qdisc add dev veth0 root tbf rate "$RATE" burst 64kb latency 50ms ||
+                skip "tc tbf does not work here"
+            tc -n "$SW" qdisc add dev "p$i" root tbf rate "$RATE" burst 64kb latency 400ms ||
+                fail "tbf on p$i"
+        else
             shape_fair "${P}h$i" veth0 dst "$i" || skip "tc htb does not work here"
             shape_fair "$SW" "p$i" src "$i" || fail "htb on p$i"
-        else
-        tc -n "${P}h$i" qdisc add dev veth0 root tbf rate "$RATE" ${TB_HOSTQ:-burst 64kb latency 50ms} ||
-            skip "tc tbf does not work here"
-        tc -n "$SW" qdisc add dev "p$i" root tbf rate "$RATE" ${TB_SWQ:-burst 64kb latency 400ms} ||
-            fail "tbf on p$i"
         fi
         ip -n "$SW" link set "p$i" up || fail "p$i up"
         ip -n "${P}h$i" link set veth0 up || fail "veth0 up in host $i"
@@ -114,14 +136,14 @@ setup() {
     printf '%s slots=2\n%s slots=2\n%s\n%s\n' ${HOSTS} >"$TB/hosts2"
     export TMPDIR="$TB/tmp" CSN_TB_DIR="$TB/run" CSN_LOOKUP_TIMEOUT=20
     unset CSN_ADDR CSN_IFACE CSN_TRANSPORT
-    say "4 hosts ${P}h1..4 (10.77.0.1-4) on br0 in $SW, every link $RATE each way (tbf)"
+    say "4 hosts ${P}h1..4 (10.77.0.1-4) on br0 in $SW, every link $RATE each way (${TB_SHAPE:-fair})"
 }
 
 # csnrun from host 1 over the four hosts: run_job HOSTFILE LOG ARGS...; sets RC.
 run_job() {
     local hf=$1 log=$2
     shift 2
-    ip netns exec "${P}h1" timeout 40 "$TB_CSNRUN" --hostfile "$TB/$hf" --rsh "ip netns exec" \
+    ip netns exec "${P}h1" timeout "${JOB_LIMIT:-40}" "$TB_CSNRUN" --hostfile "$TB/$hf" --rsh "ip netns exec" \
         "$@" >"$TB/$log.out" 2>"$TB/$log.err"
     RC=$?
 }
@@ -283,12 +305,16 @@ case_rates() {
         m = (u == "gbit") ? 1e9 : (u == "mbit") ? 1e6 : (u == "kbit") ? 1e3 : 1
         print n * m / 8 / 1e6 }')
     EXPECT=$(awk -v r="$RATE_MBS" 'BEGIN { printf "%.1f", 2 * r * 1448 / 1514 }')
-    run_job hosts1 rates -np 4 "$TB_RANKSH" "$TB_NETTEST" uM m4 M4 R1 T4 Plocal
+    # Two repeats of 4 iterations; the known answer is nettest's own summary, the best
+    # repeat of each test (seed 001's "Best network throughput values"), so that one repeat
+    # that TCP starts cold or the busy machine stalls does not decide. About 35 s.
+    JOB_LIMIT=80 run_job hosts1 rates -np 4 "$TB_RANKSH" "$TB_NETTEST" uM m4 M4 R2 T4 Plocal
     [ "$RC" = 0 ] || fail "nettest uM m4 M4 across 4 hosts exited $RC"
-    sed -n '/^Size/,/^4[[:space:]]/p' "$TB/rates.out"
+    sed -n '/^Size/,$p' "$TB/rates.out"
     say "configured $RATE = $RATE_MBS MB/s each way; iperf3 one link: $IPERF MB/s; expected R(local) of Star2, Chaos2, Ring2: $EXPECT MB/s"
     for col in 3:Star2 5:Chaos2 7:Ring2; do
-        v=$(awk -v c="${col%%:*}" '/^Size/ { h = 1; next } h && /^4[ \t]/ { print $c; exit }' "$TB/rates.out")
+        v=$(awk -v c="${col%%:*}" '/Best network throughput/ { b = 1; next }
+            b && /^[ \t]*[0-9]/ { print $(c - 1); exit }' "$TB/rates.out")
         [ -n "$v" ] || fail "no ${col#*:} value in nettest's table"
         e=$(awk -v v="$v" -v x="$EXPECT" 'BEGIN { printf "%+.1f", (v - x) / x * 100 }')
         say "${col#*:}: R(local) $v MB/s, $e % from the expectation"
