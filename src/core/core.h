@@ -26,7 +26,11 @@ struct csni_sendreq {
     uint8_t hdr[CSNI_FRAME_SIZE];
     const void *payload;
     size_t paylen;
-    size_t off;         /* bytes of header+payload already written */
+    size_t off;         /* bytes of header+payload (of this chunk) already written */
+    /* chunked (DATA): the payload leaves as frames of at most CSNI_DATA_CHUNK bytes, each
+     * with its own header (offset in cookie2); sent: payload bytes of the chunks before. */
+    bool chunked;
+    size_t sent;
     struct csni_op *op; /* the op to advance when the frame is written, or NULL */
     bool heap;          /* malloc'd by the library: freed once written */
     /* True while the request sits on a connection's queue: the connection owns it. The
@@ -58,6 +62,7 @@ struct csni_op {
     size_t len;
     size_t *received;       /* rx: where the delivered length is written (may be NULL) */
     size_t msglen;          /* rx: length of the matched message */
+    size_t got;             /* rx: bytes of a chunked DATA payload placed so far */
     uint64_t token;         /* rendezvous token, unique within the process */
     struct csni_peer *pp;   /* the remote process involved, if any */
     struct csni_sendreq sr; /* tx: EAGER/RTS then DATA; rx: CTS */
@@ -185,6 +190,7 @@ struct csni_transport_ops {
 };
 extern const struct csni_transport_ops csni_unix_ops;
 extern const struct csni_transport_ops csni_tcp_ops;
+void csni_tcp_tune(const struct csni_proc *p, int fd); /* options of a data socket (tcp.c) */
 
 /* ---- the process ---- */
 struct csni_proc {
@@ -250,6 +256,7 @@ struct csni_proc {
     uint64_t shm_ring;
     size_t shm_eager;
     size_t split_min; /* rendezvous at least this long: both sides copy (0: never) */
+    size_t tcp_notsent; /* TCP_NOTSENT_LOWAT of data sockets (0: the kernel's) */
     _Atomic int nshm; /* shared-memory connections (pollers look at their rings) */
     _Atomic int nconns;
 };

@@ -182,6 +182,9 @@ void csni_op_init(struct csni_op *op, csn_transport *t)
     op->sr.off = 0;
     op->sr.op = NULL;
     op->sr.heap = false;
+    op->sr.chunked = false;
+    op->sr.sent = 0;
+    op->got = 0;
     atomic_init(&op->sr.queued, false);
 }
 
@@ -921,8 +924,12 @@ static void match_on_cts(struct csni_conn *c)
         csni_conn_fail(c, "clear-to-send asks for more than the message");
         return;
     }
-    struct csni_frame g = {
-        .type = CSNI_F_DATA, .aux = CSNI_CTS_OK, .len = f->len, .cookie = f->cookie2};
+    /* Sent in chunks (the stream writer re-heads each), so that control frames to the same
+     * process never wait for a whole large message. */
+    struct csni_frame g = {.type = CSNI_F_DATA,
+                           .aux = CSNI_CTS_OK,
+                           .len = f->len < CSNI_DATA_CHUNK ? f->len : CSNI_DATA_CHUNK,
+                           .cookie = f->cookie2};
     /* The RTS's last byte left before this CTS could exist, but its writer may not have
      * let go of the request yet: wait for that (a few instructions) before reusing it. */
     while (atomic_load_explicit(&op->sr.queued, memory_order_acquire))
@@ -931,6 +938,8 @@ static void match_on_cts(struct csni_conn *c)
     op->sr.payload = op->buf;
     op->sr.paylen = f->len;
     op->sr.off = 0;
+    op->sr.sent = 0;
+    op->sr.chunked = f->len > CSNI_DATA_CHUNK;
     struct csni_conn *sc = pp->conn;
     csni_unlock(&pp->lock);
     csni_conn_send(sc, &op->sr); /* may complete op: no transport or peer lock held */
@@ -942,8 +951,15 @@ static void match_on_data(struct csni_conn *c)
     const struct csni_frame *f = &c->f;
     struct csni_op *op;
 
+    /* A DATA frame may be one chunk of the message (at cookie2): the receive stays on the
+     * list until its last byte is in (csni_on_payload_done). */
     csni_lock(&pp->lock);
-    op = oplist_take_token(&pp->wait_data, f->cookie);
+    for (op = pp->wait_data.head; op && op->token != f->cookie; op = op->next)
+        ;
+    bool last = op && (f->aux != CSNI_CTS_OK ||
+                       op->got + f->len >= (op->msglen < op->len ? op->msglen : op->len));
+    if (last)
+        oplist_remove(&pp->wait_data, op);
     csni_unlock(&pp->lock);
     if (!op) {
         match_discard(c, f->len); /* our receive was cancelled by csn_close */
@@ -966,13 +982,19 @@ static void match_on_data(struct csni_conn *c)
         match_complete_unlocked(op, CSN_OK);
         return;
     }
-    if (f->len != (op->msglen < op->len ? op->msglen : op->len)) {
+    size_t n = op->msglen < op->len ? op->msglen : op->len;
+    if (f->cookie2 != op->got || f->len > n - op->got || (f->len == 0 && n > 0)) {
+        if (!last) {
+            csni_lock(&pp->lock);
+            oplist_remove(&pp->wait_data, op);
+            csni_unlock(&pp->lock);
+        }
         match_discard(c, 0);
         match_complete_unlocked(op, CSN_PEER_LOST);
-        csni_conn_fail(c, "data length differs from the clear-to-send");
+        csni_conn_fail(c, "data chunk out of place for the clear-to-send");
         return;
     }
-    c->dst = op->buf;
+    c->dst = (uint8_t *)op->buf + op->got;
     c->want = f->len;
     c->discard = 0;
     c->rxop = op;
@@ -1010,7 +1032,13 @@ void csni_on_payload_done(struct csni_conn *c)
     csn_transport *t = c->rxt;
     bool eager = c->f.type == CSNI_F_EAGER;
 
-    if (c->rxop) {
+    if (c->rxop && c->f.type == CSNI_F_DATA) {
+        /* A chunk is in; the receive completes with its last (then off the list). */
+        struct csni_op *op = c->rxop;
+        op->got += c->f.len;
+        if (op->got >= (op->msglen < op->len ? op->msglen : op->len))
+            match_complete_unlocked(op, CSN_OK);
+    } else if (c->rxop) {
         csni_lock(&t->lock);
         csni_complete(t, c->rxop, CSN_OK);
         csni_unlock(&t->lock);

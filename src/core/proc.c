@@ -109,8 +109,7 @@ static void proc_accept(struct csni_proc *p, int lfd)
                 continue;
             return;
         }
-        int one = 1; /* TCP: no Nagle delay on small frames (fails harmlessly on Unix) */
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        csni_tcp_tune(p, fd);
         struct csni_conn *c = csni_conn_new(p, fd, NULL, NULL);
         if (!c)
             close(fd);
@@ -359,6 +358,7 @@ static csn_status proc_connect(struct csni_proc *p, struct csni_peer *pp, uint32
         strncmp(use, "tcp:", 4) == 0 ? &csni_tcp_ops : &csni_unix_ops;
     if ((rv = ops->connect(use, &fd)) != CSN_OK)
         return rv;
+    csni_tcp_tune(p, fd);
     struct csni_shm *shm = NULL;
     if (p->use_shm && ops == &csni_unix_ops &&
         (rv = csni_shm_create(p, pp->proc, lane, &shm)) != CSN_OK) {
@@ -555,6 +555,9 @@ static csn_status proc_network(struct csni_proc *p)
     }
     p->shm_eager = proc_env_u64("CSN_SHM_EAGER", 65536);
     p->split_min = proc_env_u64("CSN_SHM_SPLIT", 8u << 20);
+    p->tcp_notsent = proc_env_u64("CSN_TCP_NOTSENT", 128u << 10);
+    if (p->tcp_notsent > (1u << 30))
+        p->tcp_notsent = 1u << 30;
     if (p->shm_eager > p->eager_max)
         p->shm_eager = p->eager_max;
     p->cma = proc_env_u64("CSN_CMA", 1) != 0;

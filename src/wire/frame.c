@@ -60,6 +60,12 @@ void csni_frame_encode(const struct csni_frame *f, uint8_t out[CSNI_FRAME_SIZE])
     frame_put64(out + 32, f->cookie2);
 }
 
+void csni_frame_set_chunk(uint8_t hdr[CSNI_FRAME_SIZE], uint64_t len, uint64_t offset)
+{
+    frame_put64(hdr + 16, len);
+    frame_put64(hdr + 32, offset);
+}
+
 int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, struct csni_frame *f,
                       const char **why)
 {

@@ -76,6 +76,32 @@ static struct csni_op *stream_written(struct csni_sendreq *sr)
     return op && (type == CSNI_F_EAGER || type == CSNI_F_DATA) ? op : NULL;
 }
 
+/* Payload bytes of the frame a request is writing now (a chunk of a chunked DATA). */
+static size_t stream_chunk(const struct csni_sendreq *sr)
+{
+    size_t left = sr->paylen - sr->sent;
+    return sr->chunked && left > CSNI_DATA_CHUNK ? (size_t)CSNI_DATA_CHUNK : left;
+}
+
+/* A chunk of sr (at the head) is out and more remain: head the next one, and let the control
+ * frames queued behind go first (data frames keep their order). */
+static void stream_next_chunk(struct csni_conn *c, struct csni_sendreq *sr)
+{
+    sr->sent += stream_chunk(sr);
+    sr->off = 0;
+    csni_frame_set_chunk(sr->hdr, stream_chunk(sr), sr->sent);
+    struct csni_sendreq *last = NULL;
+    for (struct csni_sendreq *n = sr->next; n && !n->op && n->paylen == 0; n = n->next)
+        last = n;
+    if (!last)
+        return;
+    c->sq_head = sr->next;
+    sr->next = last->next;
+    last->next = sr;
+    if (c->sq_tail == last)
+        c->sq_tail = sr;
+}
+
 /* Writes queued frames until the socket is full, or until done[] (STREAM_DONE entries) has
  * no room for another batch. tx_lock held. Ops whose frame finished are stored in done[].
  * Every byte written is accounted before returning. Returns -1 on a socket error. */
@@ -85,7 +111,7 @@ static int stream_flush_locked(struct csni_conn *c, struct csni_op **done, int *
         struct iovec iov[2 * STREAM_BATCH];
         int n = 0, k = 0;
         for (struct csni_sendreq *sr = c->sq_head; sr && k < STREAM_BATCH; sr = sr->next, k++) {
-            size_t off = sr->off;
+            size_t off = sr->off, plen = stream_chunk(sr);
             if (off < CSNI_FRAME_SIZE) {
                 iov[n].iov_base = sr->hdr + off;
                 iov[n++].iov_len = CSNI_FRAME_SIZE - off;
@@ -93,10 +119,12 @@ static int stream_flush_locked(struct csni_conn *c, struct csni_op **done, int *
             } else {
                 off -= CSNI_FRAME_SIZE;
             }
-            if (sr->paylen > off) {
-                iov[n].iov_base = (uint8_t *)sr->payload + off;
-                iov[n++].iov_len = sr->paylen - off;
+            if (plen > off) {
+                iov[n].iov_base = (uint8_t *)sr->payload + sr->sent + off;
+                iov[n++].iov_len = plen - off;
             }
+            if (sr->chunked && sr->sent + plen < sr->paylen)
+                break; /* its next chunk needs a new header: after this write */
         }
         ssize_t w = c->link->writev(c, iov, n);
         if (w < 0) {
@@ -109,12 +137,16 @@ static int stream_flush_locked(struct csni_conn *c, struct csni_op **done, int *
         size_t left = (size_t)w;
         while (c->sq_head) {
             struct csni_sendreq *sr = c->sq_head;
-            size_t need = CSNI_FRAME_SIZE + sr->paylen - sr->off;
+            size_t need = CSNI_FRAME_SIZE + stream_chunk(sr) - sr->off;
             if (left < need) {
                 sr->off += left;
                 break;
             }
             left -= need;
+            if (sr->chunked && sr->sent + stream_chunk(sr) < sr->paylen) {
+                stream_next_chunk(c, sr); /* the write ended with this chunk */
+                break;
+            }
             c->sq_head = sr->next;
             if (!c->sq_head)
                 c->sq_tail = NULL;

@@ -12,10 +12,20 @@
 
 #include "core/core.h"
 
-static void tcp_tune(int s)
+/* No Nagle delay on small frames. And little unsent data in the kernel: the socket takes new
+ * bytes only while less than the low-water mark is still unsent, so a full transfer waits in
+ * csn's own queue, where control frames (a CTS, returned credit) overtake it, instead of
+ * behind megabytes in the kernel's buffer (a CTS stuck there for one whole message time
+ * halved a bidirectional exchange). Bytes in flight are not limited: the window still fills
+ * the path. Unix sockets refuse both options, harmlessly. */
+void csni_tcp_tune(const struct csni_proc *p, int s)
 {
     int one = 1;
     setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (p->tcp_notsent > 0) {
+        int lowat = (int)p->tcp_notsent;
+        setsockopt(s, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
+    }
 }
 
 static csn_status tcp_listen(struct csni_proc *p, int *fd, char *addr, size_t cap)
@@ -69,7 +79,6 @@ static csn_status tcp_connect(const char *addr, int *fd)
         return e == ECONNREFUSED || e == EHOSTUNREACH || e == ETIMEDOUT ? CSN_PEER_LOST
                                                                         : csni_errno_status(e);
     }
-    tcp_tune(s);
     *fd = s;
     return CSN_OK;
 }
