@@ -39,6 +39,12 @@ add_test(NAME core_mp_split_overlap COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_m
 set_tests_properties(core_mp_split_shm core_mp_split_overlap PROPERTIES TIMEOUT 60
   ENVIRONMENT "CSN_TRANSPORT=shm;CSN_SHM_SPLIT=65536;CSN_SHM_EAGER=4096;CSN_LOOKUP_TIMEOUT=20")
 
+# No single-copy pulls: large shm messages go as chunked DATA frames through the ring.
+add_test(NAME core_mp_nocma_shm COMMAND ${CSNRUN} -np 3 $<TARGET_FILE:test_mp> exchange)
+add_test(NAME core_mp_nocma_overlap COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> overlap)
+set_tests_properties(core_mp_nocma_shm core_mp_nocma_overlap PROPERTIES TIMEOUT 60
+  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_CMA=0;CSN_LOOKUP_TIMEOUT=20")
+
 # Each transport with its own connections instead of the process's shared one.
 foreach(tr shm unix)
   add_test(NAME core_mp_lanes_${tr} COMMAND ${CSNRUN} -np 3 $<TARGET_FILE:test_mp> exchange)

@@ -55,6 +55,17 @@ int main(void)
     CHECK(csni_split_at(1u << 24) == 1u << 23);
     CHECK(csni_split_at(3 * 4096 + 5) == 4096); /* half, down to a page */
     CHECK(csni_split_at(100) == 0);
+    {
+        /* The next chunk of a DATA frame: only len and cookie2 change. */
+        uint8_t h[CSNI_FRAME_SIZE];
+        struct csni_frame d = {.type = CSNI_F_DATA, .len = CSNI_DATA_CHUNK, .cookie = 77}, g;
+        const char *why;
+        csni_frame_encode(&d, h);
+        csni_frame_set_chunk(h, 5, 3 * CSNI_DATA_CHUNK);
+        CHECK(csni_frame_decode(h, 0, &g, &why) == 0);
+        CHECK(g.type == CSNI_F_DATA && g.len == 5 && g.cookie == 77 &&
+              g.cookie2 == 3 * CSNI_DATA_CHUNK);
+    }
     roundtrip((struct csni_frame){.type = CSNI_F_CREDIT, .len = 1u << 20});
     roundtrip((struct csni_frame){.type = CSNI_F_HELLO,
                                   .dst = 1,
