@@ -14,6 +14,14 @@ if(TARGET memcpy-bench)
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:memcpy-bench>|--min|8M|--max|1K" -DRC=2
                    -DERR_MATCH=--min -DONE_LINE=1 -P ${PP_CHECK})
   set_tests_properties(pingpong_memcpy_bench pingpong_memcpy_bad_option PROPERTIES TIMEOUT 30)
+  add_test(NAME pingpong_line_floor
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:line-floor>|50" -DRC=0
+                   "-DMATCH=one_way_us|
+ +7 +[0-9.]+" -P ${PP_CHECK})
+  add_test(NAME pingpong_line_floor_bad
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:line-floor>|x" -DRC=2
+                   -DERR_MATCH=usage -DONE_LINE=1 -P ${PP_CHECK})
+  set_tests_properties(pingpong_line_floor pingpong_line_floor_bad PROPERTIES TIMEOUT 30)
 endif()
 
 if(TARGET pingpong)
