@@ -716,6 +716,38 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
     return CSN_OK;
 }
 
+/* A blocking receive's own thread, polling, found an eager frame for its transport whole in
+ * a ring record (rx_lock held): if its receive is the one the frame matches (the first posted
+ * that accepts the source), place and complete it here, without the general reader. */
+bool csni_match_direct(struct csni_conn *c, struct csni_op *op, const struct csni_frame *f,
+                       const uint8_t *payload)
+{
+    csn_transport *t = op->t;
+    csn_netid src = csni_netid_make(c->pp->proc, f->src);
+    struct csni_op *first;
+    csni_lock(&t->lock);
+    for (first = t->posted.head; first && !match_accepts(first->peer, src); first = first->next)
+        ;
+    if (first != op) {
+        csni_unlock(&t->lock);
+        return false;
+    }
+    oplist_remove(&t->posted, op);
+    size_t n = f->len < op->len ? f->len : op->len;
+    memcpy(op->buf, payload, n);
+    op->peer = src;
+    op->msglen = f->len;
+    op->pp = c->pp;
+    if (op->received)
+        *op->received = n;
+    op->status = f->len > op->len ? CSN_OVERRUN : CSN_OK;
+    /* Its owner is this thread: no sleeper to pair with. */
+    atomic_store_explicit(&op->state, CSNI_ST_DONE, memory_order_release);
+    csni_unlock(&t->lock);
+    csni_return_credit(c->pp, match_cost(f->len));
+    return true;
+}
+
 /* ---- receiving: a frame header arrived on a connection (rx_lock held) ---- */
 
 static void match_discard(struct csni_conn *c, size_t n)

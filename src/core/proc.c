@@ -164,6 +164,16 @@ static void proc_handle(struct csni_proc *p, struct epoll_event *ev, bool block)
     }
 }
 
+bool csni_poll_direct(struct csni_proc *p, struct csni_op *op)
+{
+    for (struct csni_conn *c = proc_conns(p); c; c = c->next) {
+        struct csni_shm *s = atomic_load_explicit(&c->ring, memory_order_acquire);
+        if (s && csni_shm_has_data(s))
+            return csni_conn_rx_direct(c, op);
+    }
+    return false;
+}
+
 void csni_poll(struct csni_proc *p)
 {
     struct epoll_event ev[16];

@@ -128,6 +128,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
     /* Spin only while there are CPUs for it: threads beyond the CPU count that spin only
      * delay those that have the messages (many threads sharing one process). */
     bool spinning = net && atomic_fetch_add(&p->spinners, 1) < p->ncpu;
+    bool direct = want && want->kind == CSNI_OP_RX && atomic_load(&p->nshm) > 0;
     if (net && !spinning)
         wait_unspin(p, false);
     for (unsigned turn = 0;; turn++) {
@@ -146,7 +147,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
                     break;
             }
         }
-        if (net)
+        if (net && !(direct && csni_poll_direct(p, want)))
             csni_poll(p);
         /* Spinners of all the host's ranks (ours times the ranks, an estimate) beyond its
          * CPUs: spin politely, yielding the CPU at every turn to whoever has work. */
