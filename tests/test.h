@@ -1,4 +1,5 @@
-/* test.h: the tiny assertion header of the test programs (file:line, aborts even in release builds). */
+/* test.h: the tiny assertion header of the test programs (file:line, aborts even in release
+ * builds). */
 #ifndef CSN_TEST_H
 #define CSN_TEST_H
 

@@ -1,4 +1,5 @@
-/* comm_common.c: the backend-independent part of the bench comm layer (clock, host name, request set-up, gathers built on the backends). */
+/* comm_common.c: the backend-independent part of the bench comm layer (clock, host name, request
+ * set-up, gathers built on the backends). */
 #include <string.h>
 #include <time.h>
 #include <unistd.h>

@@ -1,4 +1,5 @@
-/* logp.c: the LogP/LogGP parameter benchmark (o_s, o_r, L, g, G per message size between two ranks), o_r by seed 003's polling method. */
+/* logp.c: the LogP/LogGP parameter benchmark (o_s, o_r, L, g, G per message size between two
+ * ranks), o_r by seed 003's polling method. */
 #include "comm.h"
 #include "logp_report.h"
 #include "logp_stats.h"
@@ -12,20 +13,20 @@
 
 #define LOGP_MAX_SIZE ((size_t)1 << 28) /* 256 MiB: two buffers of this are allocated */
 #define LOGP_WARMUP 2                   /* iterations run before each measurement, not kept */
-#define LOGP_FIRST_BATCH 2 /* batches start small: one iteration may take long */
-#define LOGP_MIN_SAMPLES 30    /* before the confidence interval may stop a measurement */
-#define LOGP_WARMUP_TIME 0.2   /* seconds of ping-pong before the first size */
-#define LOGP_MIN_CAPPED 5      /* samples a measurement takes even past its time cap */
-#define LOGP_HARD_CAP_FACTOR 20 /* a measurement yielding no samples stops at 20x the cap */
+#define LOGP_FIRST_BATCH 2              /* batches start small: one iteration may take long */
+#define LOGP_MIN_SAMPLES 30             /* before the confidence interval may stop a measurement */
+#define LOGP_WARMUP_TIME 0.2            /* seconds of ping-pong before the first size */
+#define LOGP_MIN_CAPPED 5               /* samples a measurement takes even past its time cap */
+#define LOGP_HARD_CAP_FACTOR 20         /* a measurement yielding no samples stops at 20x the cap */
 #define LOGP_MAX_SAMPLES ((size_t)1 << 20)
-#define LOGP_BASE_POLLS 4000   /* no-message polls of the o_r baseline */
-#define LOGP_DIRECT_WAIT 1.2   /* direct o_r: the receiver waits this many round trips first */
+#define LOGP_BASE_POLLS 4000 /* no-message polls of the o_r baseline */
+#define LOGP_DIRECT_WAIT 1.2 /* direct o_r: the receiver waits this many round trips first */
 
 typedef struct logp_opts {
     size_t *sizes;
     size_t nsizes;
-    double cap;  /* seconds per measurement */
-    double rel;  /* stop when the 95% CI is within rel of the median */
+    double cap; /* seconds per measurement */
+    double rel; /* stop when the 95% CI is within rel of the median */
     const char *json;
 } logp_opts;
 
@@ -105,8 +106,7 @@ static const char logp_help[] =
 static int logp_env_rank0(void)
 {
     /* Before comm_init the rank is unknown; the launchers' variables say who prints. */
-    static const char *const vars[] = {"CSN_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
-                                       "PMI_RANK"};
+    static const char *const vars[] = {"CSN_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
         if (v)
@@ -118,10 +118,12 @@ static int logp_env_rank0(void)
 /* Returns 0 to run, 1 after --help, 2 on a usage error (already reported). */
 static int logp_parse_args(int argc, char **argv, logp_opts *o)
 {
-    static const struct option longopts[] = {
-        {"sizes", required_argument, NULL, 's'}, {"cap", required_argument, NULL, 't'},
-        {"precision", required_argument, NULL, 'p'}, {"json", required_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"sizes", required_argument, NULL, 's'},
+                                             {"cap", required_argument, NULL, 't'},
+                                             {"precision", required_argument, NULL, 'p'},
+                                             {"json", required_argument, NULL, 'j'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *sizes = "0:1M";
     int speak = logp_env_rank0();
     char err[256];
@@ -140,8 +142,7 @@ static int logp_parse_args(int argc, char **argv, logp_opts *o)
         case 't':
             o->cap = strtod(optarg, &end);
             if (*end != '\0' || !(o->cap > 0) || o->cap > 3600)
-                snprintf(err, sizeof err, "bad --cap '%s' (want seconds, 0 < cap <= 3600)",
-                         optarg);
+                snprintf(err, sizeof err, "bad --cap '%s' (want seconds, 0 < cap <= 3600)", optarg);
             break;
         case 'p':
             o->rel = strtod(optarg, &end) / 100.0;
@@ -180,7 +181,10 @@ static int logp_parse_args(int argc, char **argv, logp_opts *o)
     return 0;
 }
 
-static double logp_now(void) { return comm_wtime(); }
+static double logp_now(void)
+{
+    return comm_wtime();
+}
 
 static double logp_clock_cost(void)
 {
@@ -232,7 +236,10 @@ static void logp_push(logp_samples *s, double v)
     s->v[s->n++] = v;
 }
 
-static void logp_send(logp_ctx *c, size_t len) { comm_send(c->sbuf, len, 1 - c->rank); }
+static void logp_send(logp_ctx *c, size_t len)
+{
+    comm_send(c->sbuf, len, 1 - c->rank);
+}
 
 static void logp_recv(logp_ctx *c, void *buf, size_t len)
 {

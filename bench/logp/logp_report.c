@@ -1,4 +1,5 @@
-/* logp_report.c: prints logp's table (microseconds, one row per size, then the LogGP summary and checks) and writes the JSON. */
+/* logp_report.c: prints logp's table (microseconds, one row per size, then the LogGP summary and
+ * checks) and writes the JSON. */
 #include "logp_report.h"
 
 #include <errno.h>
@@ -13,15 +14,16 @@ void logp_report_header(FILE *out, const logp_meta *m)
     fprintf(out, "# logp: LogGP parameters between rank 0 (%s) and rank 1 (%s)\n", m->hosts,
             m->hosts + sizeof m->hosts / 2);
     fprintf(out, "# library %s, transport %s\n", m->library, m->transport);
-    fprintf(out, "# times in us; stop rule: 95%% interval of the median within %g%% of it, or "
-                 "%g s per measurement; clock read %.3f us, subtracted\n",
+    fprintf(out,
+            "# times in us; stop rule: 95%% interval of the median within %g%% of it, or "
+            "%g s per measurement; clock read %.3f us, subtracted\n",
             m->rel * 100, m->cap, m->clock_cost * US);
     fprintf(out, "# o_s: parametrised round trip; o_r: seed-003 polling method; :dir direct, "
                  ":prtt parametrised round trip; acc%%: o_r runs accepted by the filter\n");
     fprintf(out, "# flags: S o_s estimates >2x apart, R o_r estimates >2x apart, f seed o_r "
                  "undetected (direct used), c time cap reached\n");
-    fprintf(out, "%8s %9s %9s %9s %9s %9s %9s %5s %9s %9s  %s\n", "size", "rtt/2", "o_s",
-            "o_s:dir", "o_r", "o_r:dir", "o_r:prtt", "acc%", "g", "L", "flags");
+    fprintf(out, "%8s %9s %9s %9s %9s %9s %9s %5s %9s %9s  %s\n", "size", "rtt/2", "o_s", "o_s:dir",
+            "o_r", "o_r:dir", "o_r:prtt", "acc%", "g", "L", "flags");
     fflush(out);
 }
 
@@ -63,11 +65,12 @@ void logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, si
                 "# fit of g against size in two pieces, the break chosen by least squares "
                 "(weights 1/g^2): below %s B g = %.3f us + %.4f ns/B (R^2 %.3f), from %s B "
                 "(unweighted) g = %.3f us + %.4f ns/B (R^2 %.3f)\n",
-                brk, f->low.a * US, f->low.b * 1e9, f->low.r2, brk, f->high.a * US,
-                f->high.b * 1e9, f->high.r2);
+                brk, f->low.a * US, f->low.b * 1e9, f->low.r2, brk, f->high.a * US, f->high.b * 1e9,
+                f->high.r2);
     } else if (f->fit_ok) {
-        fprintf(out, "# fit of g against size (weights 1/g^2), one line over %zu sizes: g = %.3f "
-                     "us + %.4f ns/B (R^2 %.3f)\n",
+        fprintf(out,
+                "# fit of g against size (weights 1/g^2), one line over %zu sizes: g = %.3f "
+                "us + %.4f ns/B (R^2 %.3f)\n",
                 f->low.n, f->low.a * US, f->low.b * 1e9, f->low.r2);
     }
     if (f->fit_ok)
@@ -89,14 +92,16 @@ void logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, si
         char sz[32];
         logp_format_size(r->size, sz, sizeof sz);
         if (r->os_disagree)
-            fprintf(out, "# %s B: o_s estimates disagree by more than 2x: prtt %.3f, direct "
-                         "%.3f us\n",
+            fprintf(out,
+                    "# %s B: o_s estimates disagree by more than 2x: prtt %.3f, direct "
+                    "%.3f us\n",
                     sz, r->os_prtt.v * US, r->os_direct.median * US);
         if (r->or_disagree)
-            fprintf(out, "# %s B: o_r estimates disagree by more than 2x: seed %.3f, direct "
-                         "%.3f, prtt %.3f us\n",
-                    sz, r->or_seed_valid ? r->or_seed.median * US : NAN,
-                    r->or_direct.median * US, r->or_prtt.v * US);
+            fprintf(out,
+                    "# %s B: o_r estimates disagree by more than 2x: seed %.3f, direct "
+                    "%.3f, prtt %.3f us\n",
+                    sz, r->or_seed_valid ? r->or_seed.median * US : NAN, r->or_direct.median * US,
+                    r->or_prtt.v * US);
     }
     fprintf(out, "# %zu sizes in %.1f s\n", n, m->elapsed);
     fflush(out);
@@ -141,8 +146,8 @@ static void logp_json_est(FILE *o, const char *key, const logp_est *e)
     fputs("}", o);
 }
 
-int logp_report_json(FILE *o, const char *path, const logp_meta *m, const logp_row *rows,
-                     size_t n, const logp_loggp *f)
+int logp_report_json(FILE *o, const char *path, const logp_meta *m, const logp_row *rows, size_t n,
+                     const logp_loggp *f)
 {
     fputs("{\n  \"benchmark\": \"logp\",\n  \"units\": \"seconds\",\n  \"command\": ", o);
     char cmd[1024] = "";
@@ -195,8 +200,9 @@ int logp_report_json(FILE *o, const char *path, const logp_meta *m, const logp_r
         logp_json_summary(o, "o_r_direct", &r->or_direct);
         fputs(",\n     ", o);
         logp_json_summary(o, "o_r_seed", &r->or_seed);
-        fprintf(o, ",\n     \"o_r_seed_filter\": {\"candidates\": %zu, \"accepted\": %zu, "
-                   "\"valid\": %s, ",
+        fprintf(o,
+                ",\n     \"o_r_seed_filter\": {\"candidates\": %zu, \"accepted\": %zu, "
+                "\"valid\": %s, ",
                 r->or_candidates, r->or_accepted, r->or_seed_valid ? "true" : "false");
         logp_json_num(o, "baseline_median", r->filter.base_median);
         fputs(", ", o);

@@ -22,7 +22,7 @@ void logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, si
                          const logp_loggp *f);
 /* Writes to o (opened before measuring, so that a bad path fails at once) and closes it.
  * Returns 0, or -1 after one line on stderr naming path. */
-int logp_report_json(FILE *o, const char *path, const logp_meta *m, const logp_row *rows,
-                     size_t n, const logp_loggp *f);
+int logp_report_json(FILE *o, const char *path, const logp_meta *m, const logp_row *rows, size_t n,
+                     const logp_loggp *f);
 
 #endif

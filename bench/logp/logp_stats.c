@@ -1,4 +1,5 @@
-/* logp_stats.c: statistics, the o_r candidate filter, the LogGP line fit and size parsing of logp (no I/O, no comm). */
+/* logp_stats.c: statistics, the o_r candidate filter, the LogGP line fit and size parsing of logp
+ * (no I/O, no comm). */
 #include "logp_stats.h"
 #include "parse_size.h"
 
@@ -337,8 +338,7 @@ void logp_row_derive(logp_row *r, double floor)
     r->L.lo = r->half_rtt.lo - r->os.hi - r->o_r.hi;
     r->L.hi = r->half_rtt.hi - r->os.lo - r->o_r.lo;
     double os[2] = {r->os_prtt.v, r->os_direct.median};
-    double o_r[3] = {r->or_seed_valid ? r->or_seed.median : NAN, r->or_direct.median,
-                     r->or_prtt.v};
+    double o_r[3] = {r->or_seed_valid ? r->or_seed.median : NAN, r->or_direct.median, r->or_prtt.v};
     r->os_disagree = logp_disagree(os, 2, LOGP_DISAGREE, floor);
     r->or_disagree = logp_disagree(o_r, 3, LOGP_DISAGREE, floor);
 }
@@ -347,8 +347,7 @@ void logp_row_derive(logp_row *r, double floor)
 void logp_loggp_derive(const logp_row *rows, size_t n, logp_loggp *out)
 {
     memset(out, 0, sizeof *out);
-    out->G = out->g0 = out->bw_G = out->bw_pingpong = out->bw_diff = out->lso = out->half_rtt =
-        NAN;
+    out->G = out->g0 = out->bw_G = out->bw_pingpong = out->bw_diff = out->lso = out->half_rtt = NAN;
     if (n == 0)
         return;
     double *x = malloc(3 * n * sizeof *x);

@@ -1,4 +1,5 @@
-/* logp_stats.h: the pure part of logp (statistics, o_r filtering, LogGP fit, size parsing), unit-tested. */
+/* logp_stats.h: the pure part of logp (statistics, o_r filtering, LogGP fit, size parsing),
+ * unit-tested. */
 #ifndef LOGP_STATS_H
 #define LOGP_STATS_H
 
@@ -102,9 +103,9 @@ typedef struct logp_est {
 /* All measurements of one message size (times in seconds) and what is derived from them. */
 typedef struct logp_row {
     size_t size;
-    int k;             /* messages per PRTT stream */
-    double delay;      /* PRTT delay d asked for */
-    double delay_real; /* its real length, measured */
+    int k;                  /* messages per PRTT stream */
+    double delay;           /* PRTT delay d asked for */
+    double delay_real;      /* its real length, measured */
     logp_summary rtt;       /* ping-pong round trip */
     logp_summary or_seed;   /* seed-003 samples that passed the filter */
     logp_summary os_direct; /* blocking send */

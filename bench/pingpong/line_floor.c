@@ -20,7 +20,8 @@ int main(int argc, char **argv)
     long n = argc > 1 ? atol(argv[1]) : 200000;
     int rounds = 7;
     if (argc > 2 || n <= 0) {
-        fprintf(stderr, "usage: line-floor [ROUND_TRIPS]   (default 200000 per sample, 7 samples)\n");
+        fprintf(stderr,
+                "usage: line-floor [ROUND_TRIPS]   (default 200000 per sample, 7 samples)\n");
         return 2;
     }
     /* Two lines, each written by one side only: the ping and the pong. */
@@ -43,7 +44,9 @@ int main(int argc, char **argv)
         }
         _exit(0);
     }
-    printf("# line-floor: one-way latency through a busy-polled cache line, %ld round trips per sample\n", n);
+    printf("# line-floor: one-way latency through a busy-polled cache line, %ld round trips per "
+           "sample\n",
+           n);
     printf("%8s %12s\n", "sample", "one_way_us");
     long i = 0;
     for (int r = 0; r < rounds; r++) {

@@ -1,4 +1,5 @@
-/* boot.c: reads the job description that csnrun puts in the environment, or asks PMIx for it (see boot.h). */
+/* boot.c: reads the job description that csnrun puts in the environment, or asks PMIx for it (see
+ * boot.h). */
 #include "boot/boot.h"
 #include "boot/pmix.h"
 

@@ -19,9 +19,9 @@
 struct csni_boot {
     int rank, size;
     int local_rank, local_size;
-    int launched;          /* 1 when started by csnrun (or PMIx), 0 for a lone process */
-    char ns[PATH_MAX];     /* "" when there is no name service */
-    char jobkey[33];       /* "" when not launched */
+    int launched;      /* 1 when started by csnrun (or PMIx), 0 for a lone process */
+    char ns[PATH_MAX]; /* "" when there is no name service */
+    char jobkey[33];   /* "" when not launched */
     char jobid[64];
     char jobdir[PATH_MAX]; /* "" when not launched */
     char host[256];

@@ -1,4 +1,5 @@
-/* pmix.c: starting under a PMIx launcher: rank and size from PMIx, the job key and name service from rank 0, endpoints by PMIx Put/Get. */
+/* pmix.c: starting under a PMIx launcher: rank and size from PMIx, the job key and name service
+ * from rank 0, endpoints by PMIx Put/Get. */
 #ifdef CSN_HAVE_PMIX
 #include "boot/pmix.h"
 
@@ -33,8 +34,8 @@
 #define PMIX_BOOT_KEY "boot" /* rank 0's "KEY|SFX|NS" (csn.boot in PMIx) */
 
 static pmix_proc_t pmix_me;
-static pid_t pmix_pid;     /* the process that booted; a forked child is not it */
-static int pmix_booted;    /* csni_pmix_boot succeeded in pmix_pid */
+static pid_t pmix_pid;  /* the process that booted; a forked child is not it */
+static int pmix_booted; /* csni_pmix_boot succeeded in pmix_pid */
 static int pmix_size;
 static struct csni_boot pmix_saved; /* a later csn start (after a failed one) reuses it */
 static char pmix_shm_dir[PATH_MAX];
@@ -74,14 +75,29 @@ static long pmix_get_long(const pmix_proc_t *who, const char *key)
     if (PMIx_Get(who, key, NULL, 0, &v) != PMIX_SUCCESS || v == NULL)
         return -1;
     switch (v->type) {
-    case PMIX_UINT32: r = (long)v->data.uint32; break;
-    case PMIX_UINT16: r = (long)v->data.uint16; break;
-    case PMIX_INT: r = (long)v->data.integer; break;
-    case PMIX_UINT: r = (long)v->data.uint; break;
-    case PMIX_INT32: r = (long)v->data.int32; break;
-    case PMIX_UINT64: r = (long)v->data.uint64; break;
-    case PMIX_PROC_RANK: r = (long)v->data.rank; break;
-    default: break;
+    case PMIX_UINT32:
+        r = (long)v->data.uint32;
+        break;
+    case PMIX_UINT16:
+        r = (long)v->data.uint16;
+        break;
+    case PMIX_INT:
+        r = (long)v->data.integer;
+        break;
+    case PMIX_UINT:
+        r = (long)v->data.uint;
+        break;
+    case PMIX_INT32:
+        r = (long)v->data.int32;
+        break;
+    case PMIX_UINT64:
+        r = (long)v->data.uint64;
+        break;
+    case PMIX_PROC_RANK:
+        r = (long)v->data.rank;
+        break;
+    default:
+        break;
     }
     PMIX_VALUE_RELEASE(v);
     return r;
@@ -235,8 +251,8 @@ static void *pmix_ns_main(void *arg)
 /* Rank 0: the name service in a thread of its own for the life of the process. */
 static int pmix_start_ns(const char *key, int size, const char *addr, char *ns_addr, size_t cap)
 {
-    struct csni_ns *ns = csni_ns_create("csn[0]", NULL, key, size, 1, addr, PMIX_NS_MAXCONNS,
-                                        ns_addr, cap);
+    struct csni_ns *ns =
+        csni_ns_create("csn[0]", NULL, key, size, 1, addr, PMIX_NS_MAXCONNS, ns_addr, cap);
     pthread_attr_t at;
     pthread_t th;
     int rc;
@@ -425,8 +441,8 @@ csn_status csni_pmix_boot(struct csni_boot *b)
         if (csni_pmix_put(PMIX_BOOT_KEY, value) != CSN_OK)
             return pmix_boot_fail(NULL, PMIX_SUCCESS);
     } else if (csni_pmix_get(0, PMIX_BOOT_KEY,
-                             (lt != NULL && atoi(lt) > 0 ? (uint64_t)atoi(lt) : 60) * 1000u,
-                             value, sizeof value) != CSN_OK) {
+                             (lt != NULL && atoi(lt) > 0 ? (uint64_t)atoi(lt) : 60) * 1000u, value,
+                             sizeof value) != CSN_OK) {
         return pmix_boot_fail("rank 0 did not publish the job key (does it use csn?)",
                               PMIX_SUCCESS);
     }

@@ -1,4 +1,5 @@
-/* pmix.h: starting under a PMIx launcher (Open MPI's mpirun, Slurm's srun --mpi=pmix): identity, job key, endpoint exchange. */
+/* pmix.h: starting under a PMIx launcher (Open MPI's mpirun, Slurm's srun --mpi=pmix): identity,
+ * job key, endpoint exchange. */
 #ifndef CSNI_PMIX_H
 #define CSNI_PMIX_H
 

@@ -207,8 +207,8 @@ csn_status csn_lookup_name(csn_netid *id, const char *name)
  * A non-blocking call's op comes from its transport's free list and is handed back by
  * csn_test. A blocking call's op lives on the caller's stack: it is on no list once done,
  * its completion takes no transport lock, and it costs no allocation. */
-static void api_init_op(struct csni_op *op, csn_transport *t, csn_netid peer, void *buf,
-                        size_t len, size_t *received)
+static void api_init_op(struct csni_op *op, csn_transport *t, csn_netid peer, void *buf, size_t len,
+                        size_t *received)
 {
     op->t = t;
     op->peer = peer;

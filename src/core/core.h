@@ -26,7 +26,7 @@ struct csni_sendreq {
     uint8_t hdr[CSNI_FRAME_SIZE];
     const void *payload;
     size_t paylen;
-    size_t off;         /* bytes of header+payload (of this chunk) already written */
+    size_t off; /* bytes of header+payload (of this chunk) already written */
     /* chunked (DATA): the payload leaves as frames of at most CSNI_DATA_CHUNK bytes, each
      * with its own header (offset in cookie2); sent: payload bytes of the chunks before. */
     bool chunked;
@@ -160,7 +160,7 @@ struct csni_conn {
 /* ---- another process of the job ---- */
 struct csni_peer {
     int proc;
-    csni_lock_t lock;       /* protects conn choice and the lists below */
+    csni_lock_t lock; /* protects conn choice and the lists below */
     /* The connection this process sends on: set once under the lock, read without it once
      * ready is seen true (atomic: a HELLO may set it while a sender looks). */
     struct csni_conn *_Atomic conn;
@@ -233,13 +233,13 @@ struct csni_proc {
     char addr[600];                        /* published endpoint: "ADDR[|tcp:IP:PORT]|h=HOST" */
     pthread_t progress_thread;
     bool progress_running;
-    _Atomic int spinners;     /* user threads polling in their spin phase */
+    _Atomic int spinners; /* user threads polling in their spin phase */
     /* A sleeping user thread may itself wait in epoll for everyone (the poller): a message
      * for it then costs one wake-up, not the progress thread's and then its own. */
-    _Atomic bool poller;                  /* a user thread holds the poller role */
-    csn_transport *_Atomic poller_t;      /* the transport that poller waits on */
-    _Atomic int nsleepers;                /* user threads in the sleep phase of a wait */
-    _Atomic uint32_t bg_word; /* futex word the progress thread parks on */
+    _Atomic bool poller;             /* a user thread holds the poller role */
+    csn_transport *_Atomic poller_t; /* the transport that poller waits on */
+    _Atomic int nsleepers;           /* user threads in the sleep phase of a wait */
+    _Atomic uint32_t bg_word;        /* futex word the progress thread parks on */
     _Atomic bool bg_parked;
     _Atomic bool kicked;       /* a thread went to sleep: the progress thread must poll */
     _Atomic uint64_t activity; /* waits ended by user threads (the progress thread's cue) */
@@ -255,9 +255,9 @@ struct csni_proc {
     char shm_dir[256];
     uint64_t shm_ring;
     size_t shm_eager;
-    size_t split_min; /* rendezvous at least this long: both sides copy (0: never) */
+    size_t split_min;   /* rendezvous at least this long: both sides copy (0: never) */
     size_t tcp_notsent; /* TCP_NOTSENT_LOWAT of data sockets (0: the kernel's) */
-    _Atomic int nshm; /* shared-memory connections (pollers look at their rings) */
+    _Atomic int nshm;   /* shared-memory connections (pollers look at their rings) */
     _Atomic int nconns;
 };
 
@@ -286,7 +286,7 @@ void csni_conn_add(struct csni_proc *p, struct csni_conn *c);
 void csni_complete(csn_transport *t, struct csni_op *op, csn_status st); /* t->lock held */
 struct csni_op *csni_op_alloc(csn_transport *t);                         /* t->lock held */
 void csni_op_init(struct csni_op *op, csn_transport *t); /* a fresh op of t, not on a list */
-void csni_op_free(csn_transport *t, struct csni_op *op);                 /* t->lock held */
+void csni_op_free(csn_transport *t, struct csni_op *op); /* t->lock held */
 csn_status csni_post_tx(csn_transport *t, struct csni_op *op);
 /* A small message to a process reached over shared memory, written into the ring at once
  * when nothing is queued and credit allows, without an operation; false: take the general

@@ -16,7 +16,10 @@ typedef struct {
     _Atomic int held;
 } csni_lock_t;
 
-#define CSNI_LOCK_INIT {0}
+#define CSNI_LOCK_INIT                                                                             \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 static inline bool csni_trylock(csni_lock_t *l)
 {

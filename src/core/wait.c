@@ -151,9 +151,9 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
             csni_poll(p);
         /* Spinners of all the host's ranks (ours times the ranks, an estimate) beyond its
          * CPUs: spin politely, yielding the CPU at every turn to whoever has work. */
-        bool polite = p->oversubscribed ||
-                      p->boot.local_size * atomic_load_explicit(&p->spinners, memory_order_relaxed) >
-                          p->ncpu;
+        bool polite =
+            p->oversubscribed ||
+            p->boot.local_size * atomic_load_explicit(&p->spinners, memory_order_relaxed) > p->ncpu;
         if (timeout_us != 0 && (turn & 15) != 15 && spinning && !polite)
             continue; /* the clock, every 16th turn of a pure spin */
         now = csni_now_ns();

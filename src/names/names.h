@@ -1,4 +1,5 @@
-/* names.h: the client side of the job's name service (csn_register_name, csn_lookup_name) and its key-value store. */
+/* names.h: the client side of the job's name service (csn_register_name, csn_lookup_name) and its
+ * key-value store. */
 #ifndef CSNI_NAMES_H
 #define CSNI_NAMES_H
 

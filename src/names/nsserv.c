@@ -1,4 +1,5 @@
-/* nsserv.c: the job's name service (server side of names.h): in csnrun's event loop, or in a thread of rank 0 under PMIx. */
+/* nsserv.c: the job's name service (server side of names.h): in csnrun's event loop, or in a thread
+ * of rank 0 under PMIx. */
 #include "names/nsserv.h"
 
 #include <arpa/inet.h>
@@ -145,8 +146,7 @@ static int ns_parse_u64(const char *s, int base, uint64_t *v, const char **rest)
 }
 
 struct csni_ns *csni_ns_create(const char *who, const char *jobdir, const char *jobkey, int size,
-                               int tcp, const char *advertise, int maxconns, char *addr,
-                               size_t cap)
+                               int tcp, const char *advertise, int maxconns, char *addr, size_t cap)
 {
     struct csni_ns *ns = calloc(1, sizeof *ns);
     struct rlimit rl;
@@ -177,8 +177,7 @@ struct csni_ns *csni_ns_create(const char *who, const char *jobdir, const char *
         int n = snprintf(un.sun_path, sizeof un.sun_path, "%s/ns", jobdir);
 
         if (n < 0 || (size_t)n >= sizeof un.sun_path) {
-            fprintf(stderr, "%s: job directory path too long for a Unix socket: %s\n", who,
-                    jobdir);
+            fprintf(stderr, "%s: job directory path too long for a Unix socket: %s\n", who, jobdir);
             goto fail;
         }
         ns->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -201,8 +200,8 @@ struct csni_ns *csni_ns_create(const char *who, const char *jobdir, const char *
             sa.ss_family = AF_INET6;
             sl = sizeof(struct sockaddr_in6);
         } else {
-            fprintf(stderr, "%s: name service address '%s' is not a numeric IP address\n",
-                    who, advertise);
+            fprintf(stderr, "%s: name service address '%s' is not a numeric IP address\n", who,
+                    advertise);
             goto fail;
         }
         v6 = sa.ss_family == AF_INET6;
@@ -430,8 +429,9 @@ static int ns_read(struct csni_ns *ns, struct ns_conn *c)
         *nl = '\0';
         if (c->state == NS_READ_KEY) {
             if (!ns_key_ok(ns, c->in)) {
-                fprintf(stderr, "%s: name service: closed a connection that did not "
-                                "present the job key\n",
+                fprintf(stderr,
+                        "%s: name service: closed a connection that did not "
+                        "present the job key\n",
                         ns->who);
                 return -1;
             }

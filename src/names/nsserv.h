@@ -1,4 +1,5 @@
-/* nsserv.h: the job's name service, server side of the protocol in names.h (csnrun runs it; so does rank 0 of a PMIx-launched job). */
+/* nsserv.h: the job's name service, server side of the protocol in names.h (csnrun runs it; so does
+ * rank 0 of a PMIx-launched job). */
 #ifndef CSNI_NSSERV_H
 #define CSNI_NSSERV_H
 

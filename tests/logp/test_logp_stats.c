@@ -1,4 +1,5 @@
-/* test_logp_stats.c: logp's statistics, o_r filter, LogGP fit and size parsing on synthetic samples with known answers. */
+/* test_logp_stats.c: logp's statistics, o_r filter, LogGP fit and size parsing on synthetic samples
+ * with known answers. */
 #include "logp_stats.h"
 #include "test.h"
 
@@ -17,7 +18,10 @@ static double urand(void) /* uniform in [0, 1), deterministic */
     return (double)(rng_state >> 11) / 9007199254740992.0;
 }
 
-static double exprand(double mean) { return -mean * log(1.0 - urand()); }
+static double exprand(double mean)
+{
+    return -mean * log(1.0 - urand());
+}
 
 static int near(double got, double want, double rel)
 {
@@ -32,7 +36,7 @@ static void test_summary(void)
     CHECK(logp_summarize(x, 5, scratch, &s) == 0);
     CHECK(s.n == 5 && s.median == 3 && s.q1 == 2 && s.q3 == 4 && s.min == 1 && s.max == 5);
     CHECK(s.mean == 3);
-    CHECK(x[0] == 5); /* input untouched */
+    CHECK(x[0] == 5);                    /* input untouched */
     CHECK(s.ci_lo == 1 && s.ci_hi == 5); /* too few samples for a narrower 95% interval */
     CHECK(logp_summarize(x, 0, scratch, &s) == -1 && isnan(s.median));
 

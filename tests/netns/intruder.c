@@ -1,4 +1,5 @@
-/* intruder.c: connects to a rank or to the name service the way an outsider would (garbage, a wrong job key) and checks that it is turned away. */
+/* intruder.c: connects to a rank or to the name service the way an outsider would (garbage, a wrong
+ * job key) and checks that it is turned away. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -116,10 +117,8 @@ int main(int argc, char **argv)
         buf[0] = 0x00;
         rc = intruder_send(fd, buf, sizeof buf);
     } else if (strcmp(argv[1], "wrongkey") == 0) {
-        struct csni_frame f = {.type = CSNI_F_HELLO,
-                               .aux = CSNI_PROTO_VERSION,
-                               .len = CSNI_KEY_BYTES,
-                               .cookie = 1};
+        struct csni_frame f = {
+            .type = CSNI_F_HELLO, .aux = CSNI_PROTO_VERSION, .len = CSNI_KEY_BYTES, .cookie = 1};
         csni_frame_encode(&f, buf); /* the random key after the header stays */
         rc = intruder_send(fd, buf, sizeof buf);
     } else {

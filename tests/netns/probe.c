@@ -1,4 +1,5 @@
-/* probe.c: a rank for the testbed's intrusion test: publishes where the job listens, waits for the intruder, then proves the job still works. */
+/* probe.c: a rank for the testbed's intrusion test: publishes where the job listens, waits for the
+ * intruder, then proves the job still works. */
 #include <csn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +12,8 @@
 
 /* Usage: probe DIR. Rank 0 writes DIR/ns (CSN_NS) and DIR/ep (one "RANK ENDPOINT" line per
  * rank) and then DIR/ready; every rank waits for DIR/go (the intruder is done), then sends
- * its rank round the ring (names probe.RANK), checks what it got, meets the others in a barrier and exits 0. */
+ * its rank round the ring (names probe.RANK), checks what it got, meets the others in a barrier and
+ * exits 0. */
 
 /* CSN_TB_TRACE=1: each step on stderr, to find where a job stands. */
 static void probe_step(const char *what)
@@ -56,8 +58,8 @@ static int probe_publish(const char *dir, int size)
         return -1;
     for (r = 0; r < size; r++) {
         char ep[1024];
-        csn_status s = csni_kv_get((snprintf(line, sizeof line, "ep.%d", r), line), 10000, ep,
-                                   sizeof ep);
+        csn_status s =
+            csni_kv_get((snprintf(line, sizeof line, "ep.%d", r), line), 10000, ep, sizeof ep);
         if (s != CSN_OK) {
             probe_fail("endpoint lookup", s);
             goto out;

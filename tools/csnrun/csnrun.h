@@ -40,7 +40,7 @@ struct job {
     int tag_output;
     int ns_tcp;          /* name service over TCP even for a local job */
     const char *ns_host; /* --ns-host: the address the name service binds and advertises */
-    long timeout_s; /* 0: none */
+    long timeout_s;      /* 0: none */
 };
 
 /* ---- launcher (launch.c) ---- */
@@ -97,7 +97,7 @@ int write_all(int fd, const void *buf, size_t n); /* 0, or -1 with errno */
 int proto_sendf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 uint64_t now_ms(void);
-int rm_tree(const char *dir);        /* removes a directory and everything below it */
+int rm_tree(const char *dir); /* removes a directory and everything below it */
 /* Unlinks /dev/shm/csn.<jobid>.*: all of them (ranks NULL), or those of a pair with one of
  * the n ranks (an agent's: other hosts may share /dev/shm, as namespaces on one machine do). */
 void shm_cleanup(const char *jobid, const int *ranks, int n);
@@ -105,9 +105,9 @@ void set_cloexec(int fd);
 void set_nonblock(int fd);
 
 /* ---- addresses (netaddr.c): each fills out (dotted IPv4) and returns 0, or -1 with errno ---- */
-int net_usable_ipv4(const char *s);                             /* 1: unicast, not 0.0.0.0 */
+int net_usable_ipv4(const char *s);                            /* 1: unicast, not 0.0.0.0 */
 int net_iface_ipv4(const char *ifname, char *out, size_t cap); /* the interface's address */
-int net_first_ipv4(char *out, size_t cap);     /* the first up, non-loopback interface's */
+int net_first_ipv4(char *out, size_t cap); /* the first up, non-loopback interface's */
 int net_route_source(const char *dest, char *out, size_t cap); /* source towards dest */
 int net_resolve_ipv4(const char *host, char *out, size_t cap);
 

@@ -1,4 +1,5 @@
-/* netaddr.c: which IPv4 address of this host the other hosts of a job reach (interface, route, fallback). */
+/* netaddr.c: which IPv4 address of this host the other hosts of a job reach (interface, route,
+ * fallback). */
 #include "csnrun.h"
 
 #include <arpa/inet.h>

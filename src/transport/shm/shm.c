@@ -201,7 +201,8 @@ static uint64_t shm_cap(uint64_t region, uint64_t free_after)
 }
 
 /* Copies iov into one record at ring offset at (cap bytes at most); returns bytes copied. */
-static size_t shm_fill(struct shm_ring *r, uint64_t at, const struct iovec *iov, int n, uint64_t cap)
+static size_t shm_fill(struct shm_ring *r, uint64_t at, const struct iovec *iov, int n,
+                       uint64_t cap)
 {
     uint8_t *dst = r->data + at + 8;
     size_t done = 0;
@@ -265,8 +266,7 @@ static ssize_t shm_ring_writev(struct csni_conn *c, const struct iovec *iov, int
     return shm_ring_put(c, iov, n, false);
 }
 
-bool csni_shm_write_frame(struct csni_conn *c, const uint8_t *hdr,
-                          const void *payload, size_t len)
+bool csni_shm_write_frame(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len)
 {
     struct csni_shm *s = c->shm;
     struct shm_ring *r = s->out;
@@ -312,8 +312,8 @@ void csni_shm_consume(struct csni_conn *c, size_t n)
     struct csni_shm *s = c->shm;
     struct shm_ring *r = s->in;
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t h = atomic_load_explicit(shm_slot(r, head & (s->ring_bytes - 1)),
-                                      memory_order_relaxed);
+    uint64_t h =
+        atomic_load_explicit(shm_slot(r, head & (s->ring_bytes - 1)), memory_order_relaxed);
     s->rec_off += n;
     if (s->rec_off < h)
         return;
@@ -366,7 +366,6 @@ bool csni_shm_has_data(const struct csni_shm *s)
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     return atomic_load_explicit(shm_slot(r, head & (s->ring_bytes - 1)), memory_order_acquire) != 0;
 }
-
 
 /* Before the progress thread sleeps: arm the doorbells, then look once more. Returns true
  * when there is work after all (the caller must not sleep). */

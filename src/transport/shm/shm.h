@@ -32,8 +32,7 @@ pid_t csni_shm_peer_pid(const struct csni_conn *c);
 bool csni_shm_has_data(const struct csni_shm *s); /* inbound ring not empty (lock-free) */
 /* Producer (tx_lock held): writes header and payload as one record if all of it fits now;
  * false (nothing written) when the ring has no room. */
-bool csni_shm_write_frame(struct csni_conn *c, const uint8_t *hdr, const void *payload,
-                          size_t len);
+bool csni_shm_write_frame(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len);
 /* Consumer (rx_lock held): the unread bytes of the inbound record at the read position, in
  * place (0: none yet); csni_shm_consume(c, n) then takes n of them (n <= what peek gave). */
 size_t csni_shm_peek(struct csni_shm *s, const uint8_t **at);

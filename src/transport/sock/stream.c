@@ -255,8 +255,7 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
 bool csni_conn_send_now(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len)
 {
     csni_lock(&c->tx_lock);
-    bool ok = !c->dead && !c->sq_head && c->shm &&
-              csni_shm_write_frame(c, hdr, payload, len);
+    bool ok = !c->dead && !c->sq_head && c->shm && csni_shm_write_frame(c, hdr, payload, len);
     csni_unlock(&c->tx_lock);
     return ok;
 }
