@@ -125,12 +125,14 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
     uint64_t deadline = forever ? UINT64_MAX : now + timeout_us * 1000;
     uint64_t spin_end = forever ? 0 : now + p->spin_ns;
     bool net = p->epfd >= 0;
-    /* Spin only while there are CPUs for it: threads beyond the CPU count that spin only
-     * delay those that have the messages (many threads sharing one process). */
-    bool spinning = net && atomic_fetch_add(&p->spinners, 1) < p->ncpu;
+    /* Every waiter spins first; beyond the host's CPUs it spins politely (below), yielding at
+     * each turn: a thread whose messages are delivered meanwhile by whoever polls continues
+     * at its next turn, where a futex sleep would cost the deliverer a wake-up system call
+     * and the sleeper two context switches (many threads sharing one process). */
+    bool spinning = net;
+    if (net)
+        atomic_fetch_add(&p->spinners, 1);
     bool direct = want && want->kind == CSNI_OP_RX && atomic_load(&p->nshm) > 0;
-    if (net && !spinning)
-        wait_unspin(p, false);
     for (unsigned turn = 0;; turn++) {
         /* A blocking call looks at its op; csn_test at the completion queue, under the lock
          * but only when wake_seq, which moves at every queued completion, moved. */
