@@ -55,14 +55,15 @@ static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, s
     return ok;
 }
 
-/* Leaves the spin phase. Only a thread about to sleep hands the progress thread the work at
- * once (kick); one that leaves with its completion just notes the time: the progress thread
- * takes over by itself if nobody comes back within its park period (computation). */
-static void wait_unspin(struct csni_proc *p, bool sleeping)
+/* Leaves the spin phase, noting the time for the progress thread: it takes over by itself if
+ * nobody comes back within its park period (computation). The count is a hint ("moved"), so
+ * a plain load and store do (a lost increment among racing threads changes nothing). */
+static void wait_unspin(struct csni_proc *p)
 {
-    atomic_fetch_add_explicit(&p->activity, 1, memory_order_relaxed);
-    if (atomic_fetch_sub(&p->spinners, 1) == 1 && sleeping)
-        csni_kick_progress(p);
+    atomic_store_explicit(&p->activity,
+                          atomic_load_explicit(&p->activity, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_fetch_sub(&p->spinners, 1);
 }
 
 _Thread_local bool csni_polling __attribute__((tls_model("initial-exec")));
@@ -163,7 +164,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
             spin_end = now + p->spin_ns;
         if (now >= deadline) {
             if (spinning)
-                wait_unspin(p, false);
+                wait_unspin(p);
             return CSN_TIMEOUT;
         }
         if (spinning && now < spin_end) {
@@ -173,7 +174,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         }
         if (spinning) {
             spinning = false;
-            wait_unspin(p, false);
+            wait_unspin(p);
         }
         /* Sleep. The increment of sleepers before reading wake_seq pairs with csni_wake's
          * increment of wake_seq before reading sleepers (both seq_cst). */
@@ -193,6 +194,6 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         atomic_fetch_sub(&t->sleepers, 1);
     }
     if (spinning)
-        wait_unspin(p, false);
+        wait_unspin(p);
     return CSN_OK;
 }
