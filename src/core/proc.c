@@ -260,21 +260,27 @@ static void *proc_progress_main(void *arg)
 {
     struct csni_proc *p = arg;
     uint64_t seen = atomic_load(&p->activity) - 1; /* counts as active at first */
+    uint64_t park_ns = 200000;
     while (!atomic_load(&p->stopping)) {
-        /* Users polling in the library, or in and out of it during the last 200 us (a
+        /* Users polling in the library, or in and out of it during the last park period (a
          * communication loop): stay parked, so that nobody competes with them for a message
-         * and senders need not ring. A user going to sleep kicks us; users that did not
-         * wait at all for a whole park period compute: then we move their data. */
-        /* A user thread polling for everyone in its sleep does our job meanwhile. */
+         * and senders need not ring. A user thread polling for everyone in its sleep does
+         * our job meanwhile. A departing poller kicks us; users that did not wait at all for
+         * a whole park period compute: then we move their data. The park period doubles
+         * while users stay active (200 us to 3.2 ms): each look is a wake-up that preempts
+         * a spinning rank on a small host. */
         if ((!atomic_exchange(&p->kicked, false) && proc_users_active(p, &seen)) ||
             atomic_load(&p->poller)) {
             uint32_t w = atomic_load(&p->bg_word);
             atomic_store(&p->bg_parked, true);
             if (!atomic_load(&p->kicked)) /* pairs with the kicker's store, then its load */
-                csni_futex_wait(&p->bg_word, w, 200000);
+                csni_futex_wait(&p->bg_word, w, park_ns);
             atomic_store(&p->bg_parked, false);
+            if (park_ns < 3200000)
+                park_ns *= 2;
             continue;
         }
+        park_ns = 200000;
         csni_poll_sleep(p, 1000000000u);
     }
     return NULL;
