@@ -340,8 +340,9 @@ extern _Thread_local bool csni_polling __attribute__((tls_model("initial-exec"))
 void csni_defer_wakes(bool on);
 void csni_poll(struct csni_proc *p);
 /* A blocking receive's spin: the first ring with data is read for op directly if its next
- * frame is op's message; false: nothing done (the caller polls the general way). */
-bool csni_poll_direct(struct csni_proc *p, struct csni_op *op);
+ * frame is op's message (1). 0: every ring empty, nothing queued to send; -1: the caller polls
+ * the general way. */
+int csni_poll_direct(struct csni_proc *p, struct csni_op *op);
 
 /* errors.c */
 csn_status csni_errno_status(int err);

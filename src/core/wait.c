@@ -150,7 +150,10 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
                     break;
             }
         }
-        if (net && !(direct && csni_poll_direct(p, want)))
+        /* All rings empty: the general poll (sockets, deaths, new connections) only now and
+         * then; its own counter makes every 1024th of its calls an epoll look. */
+        int d = direct ? csni_poll_direct(p, want) : -1;
+        if (net && (d < 0 || (d == 0 && (turn & 15) == 15)))
             csni_poll(p);
         /* Spinners of all the host's ranks (ours times the ranks, an estimate) beyond its
          * CPUs: spin politely, yielding the CPU at every turn to whoever has work. */
