@@ -150,6 +150,7 @@ struct csni_conn {
     struct csni_op *rxop;        /* receive being filled, or NULL */
     struct csni_unex *rxux;      /* unexpected record being filled, or NULL */
     csn_transport *rxt;          /* transport of rxop/rxux */
+    int64_t owed;                /* eager credit consumed here, not yet handed back */
     uint8_t key[CSNI_KEY_BYTES]; /* HELLO payload being read */
     /* Sending: one writer at a time; held only across non-blocking writev calls. */
     csni_lock_t tx_lock;

@@ -314,6 +314,18 @@ void csni_return_credit(struct csni_peer *pp, int64_t bytes)
     csni_unlock(&pp->lock);
 }
 
+/* Credit for a message its connection's reader consumed (rx_lock held): gathered per
+ * connection without an atomic, handed to the peer's count a sixteenth of a window at a time
+ * (at most that much stays unreturned while the connection is quiet). */
+static void match_owe(struct csni_conn *c, int64_t bytes)
+{
+    c->owed += bytes;
+    if (c->owed >= csni_p->window / 16) {
+        csni_return_credit(c->pp, c->owed);
+        c->owed = 0;
+    }
+}
+
 /* ---- sending ---- */
 
 static csn_status match_post_self(csn_transport *t, struct csni_op *op)
@@ -744,7 +756,7 @@ bool csni_match_direct(struct csni_conn *c, struct csni_op *op, const struct csn
     /* Its owner is this thread: no sleeper to pair with. */
     atomic_store_explicit(&op->state, CSNI_ST_DONE, memory_order_release);
     csni_unlock(&t->lock);
-    csni_return_credit(c->pp, match_cost(f->len));
+    match_owe(c, match_cost(f->len));
     return true;
 }
 
@@ -1089,14 +1101,14 @@ void csni_on_payload_done(struct csni_conn *c)
             csni_unlock(&t->lock);
             csni_pool_put(p, u->data, u->len ? u->len : 1);
             csni_unex_free(p, u);
-            csni_return_credit(c->pp, match_cost(c->f.len));
+            match_owe(c, match_cost(c->f.len));
             goto out;
         }
         csni_unlock(&t->lock);
         eager = false; /* credit comes back when a receive takes the message */
     }
     if (eager)
-        csni_return_credit(c->pp, match_cost(c->f.len));
+        match_owe(c, match_cost(c->f.len));
 out:
     c->rxop = NULL;
     c->rxux = NULL;

@@ -58,12 +58,13 @@ static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, s
 /* Leaves the spin phase, noting the time for the progress thread: it takes over by itself if
  * nobody comes back within its park period (computation). The count is a hint ("moved"), so
  * a plain load and store do (a lost increment among racing threads changes nothing). */
-static void wait_unspin(struct csni_proc *p)
+static void wait_unspin(struct csni_proc *p, bool counted)
 {
     atomic_store_explicit(&p->activity,
                           atomic_load_explicit(&p->activity, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    atomic_fetch_sub(&p->spinners, 1);
+    if (counted)
+        atomic_fetch_sub(&p->spinners, 1);
 }
 
 _Thread_local bool csni_polling __attribute__((tls_model("initial-exec")));
@@ -131,8 +132,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
      * at its next turn, where a futex sleep would cost the deliverer a wake-up system call
      * and the sleeper two context switches (many threads sharing one process). */
     bool spinning = net;
-    if (net)
-        atomic_fetch_add(&p->spinners, 1);
+    bool counted = false; /* in p->spinners: only once a wait lasts (short ones need no atomic) */
     bool direct = want && want->kind == CSNI_OP_RX && atomic_load(&p->nshm) > 0;
     for (unsigned turn = 0;; turn++) {
         /* A blocking call looks at its op; csn_test at the completion queue, under the lock
@@ -149,6 +149,10 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
                 if (wait_ready(t, want, flags, got))
                     break;
             }
+        }
+        if (spinning && !counted && turn == 63) {
+            atomic_fetch_add(&p->spinners, 1);
+            counted = true;
         }
         /* All rings empty: the general poll (sockets, deaths, new connections) only now and
          * then; its own counter makes every 1024th of its calls an epoll look. */
@@ -167,7 +171,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
             spin_end = now + p->spin_ns;
         if (now >= deadline) {
             if (spinning)
-                wait_unspin(p);
+                wait_unspin(p, counted);
             return CSN_TIMEOUT;
         }
         if (spinning && now < spin_end) {
@@ -177,7 +181,8 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         }
         if (spinning) {
             spinning = false;
-            wait_unspin(p);
+            wait_unspin(p, counted);
+            counted = false;
         }
         /* Sleep. The increment of sleepers before reading wake_seq pairs with csni_wake's
          * increment of wake_seq before reading sleepers (both seq_cst). */
@@ -197,6 +202,6 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         atomic_fetch_sub(&t->sleepers, 1);
     }
     if (spinning)
-        wait_unspin(p);
+        wait_unspin(p, counted);
     return CSN_OK;
 }
