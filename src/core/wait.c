@@ -164,8 +164,8 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         bool polite =
             p->oversubscribed ||
             p->boot.local_size * atomic_load_explicit(&p->spinners, memory_order_relaxed) > p->ncpu;
-        if (timeout_us != 0 && (turn & 15) != 15 && spinning && !polite)
-            continue; /* the clock, every 16th turn of a pure spin */
+        if (timeout_us != 0 && (turn & 255) != 255 && spinning && !polite)
+            continue; /* the clock, every 256th turn of a pure spin (a few microseconds) */
         now = csni_now_ns();
         if (spin_end == 0)
             spin_end = now + p->spin_ns;
