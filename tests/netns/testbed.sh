@@ -8,17 +8,18 @@
 # Programs come from the environment (tests/netns.cmake sets them): TB_CSNRUN, TB_HELLO,
 # TB_TEST_MP, TB_NETTEST, TB_PROBE, TB_INTRUDER, TB_LOGP. TB_RATE (default 200mbit) is the rate of
 # every host link, each way. Exit 0 pass, 1 fail, 77 skip (not root, no ip netns, no tc,
-# a program not built; rates: no iperf3, or the machine too busy to confirm - see below;
-# logp: the same "too busy" rule).
+# a program not built; rates: no iperf3; logp: more than 10% below its expectation unless
+# CSN_NETNS_STRICT=1 - see there).
 #
 # The network: namespaces <P>h1..<P>h4 hold veth0 with 10.77.0.N/24; their peers p1..p4 sit on
 # bridge br0 in <P>sw, which also has 10.77.0.254 (the outsider of the refuse case). htb
 # shapes both ends of every host link, so each host sends and receives at TB_RATE, round
-# robin among one short queue per other host (see shape_fair); the hosts run TCP Reno. For
-# comparison, TB_SHAPE=fifo gives the former links (one tbf FIFO each way, 50 ms at the host,
-# 400 ms at the switch port) and TB_CC=bbr this machine's default congestion control. The
-# addresses exist inside these namespaces only. csnrun runs in <P>h1 and reaches every host,
-# h1 included, through --rsh "ip netns exec" with a hostfile of namespace names.
+# robin among one short queue per other host, pure ACKs first (see shape_fair); the hosts
+# run TCP Reno. For comparison, TB_SHAPE=fifo gives the former links (one tbf FIFO each way,
+# 50 ms at the host, 400 ms at the switch port) and TB_CC=bbr this machine's default
+# congestion control. The addresses exist inside these namespaces only. csnrun runs in <P>h1
+# and reaches every host, h1 included, through --rsh "ip netns exec" with a hostfile of
+# namespace names.
 set -u
 
 CASE=${1:-}
@@ -58,31 +59,53 @@ need_prog() {
 
 # shape_fair NS DEV src|dst SELF: DEV sends at most RATE (htb), served round robin (quantum:
 # two full frames) among one queue per other host - by destination on a host's link, by
-# source on a switch port - each queue 128 KB (5 ms at 200 mbit/s). Every queue is
-# guaranteed RATE/3 and may take all of RATE while the others are empty, so the link never
-# idles while any queue holds a frame. Why this and not one long FIFO (the first version: one
-# tbf, 400 ms at the switch port): a real switch arbitrates an output among its inputs
-# (virtual output queues, as in the CS-2's crossbar) and has shallow per-port buffers; a
-# host's NIC serves its transmit queues in turn. One deep FIFO per link let every flow's
-# standing queue hold up the other direction's ACKs and csn's RTS/CTS (measured: ACK round
+# source on a switch port - each 128 KB at the host (5 ms at 200 mbit/s), 512 KB at the
+# switch port; pure TCP acknowledgements go first, in a strict-priority queue of their own.
+# Every host queue is guaranteed RATE/3 and may take all of RATE while the others are empty,
+# so the link never idles while any queue holds a frame. The bound is unchanged: no queue
+# makes a link faster than RATE, and the priority queue carries no payload. Unclassified
+# frames (ARP) get a small guaranteed share.
+# Why this and not one long FIFO (the first version: one tbf, 400 ms at the switch port): a
+# real switch arbitrates an output among its inputs (virtual output queues, as in the CS-2's
+# crossbar); a host's NIC serves its transmit queues in turn. One deep FIFO per link let
+# every flow's standing queue hold up the other direction's ACKs and csn's RTS/CTS (ACK round
 # trips of 12-16 ms behind 0.77 MB at a Star2 centre's port) and let TCP share a link
-# unevenly, so one flow finished 0.2 s after the others while links idled: plain TCP, with
-# no csn at all, fell 5-20% short of the shaping in the Star2/Chaos2/Ring2 patterns. The
-# bound is unchanged: no queue makes a link faster than RATE. Unclassified frames (ARP, the
-# switch's own address) get a small guaranteed share.
+# unevenly: plain TCP, with no csn at all, fell 5-20% short of the shaping in the
+# Star2/Chaos2/Ring2 patterns (bench/netns/RESULTS.md).
+# Why the acknowledgements' queue (round 3): with data and ACKs in one queue per host pair,
+# every flow's ACKs waited behind up to 2 x 128 KB of the reverse flow's data, so a flow's
+# round trip (10-16 ms) needed a window larger than the queues hold and Reno, halving on each
+# loss, left the links ~5% idle in every exchange (csn's Ring2 median 0.39 s against 0.351 s).
+# Only segments too short to hold a csn frame (IP length < 88: a TCP header with timestamps
+# and up to three SACK blocks is at most 80 bytes; a frame header alone is 40) are matched:
+# giving data segments priority would reorder a flow, which TCP takes for loss.
+# Why 512 KB at the switch port: in Star2 each leaf sends at RATE into its third of the
+# centre's port (3:1); with 128 KB there, bursts lost retransmissions and a flow's tail waited
+# for retransmission timeouts (200 ms to 1.2 s, one Star2 iteration in four). A switch has
+# buffers of this order per port; ACKs and RTS/CTS no longer wait behind them (see above).
 shape_fair() {
-    local ns=$1 dev=$2 dir=$3 self=$4 j
+    local ns=$1 dev=$2 dir=$3 self=$4 j m lim
+    lim=$([ "$dir" = dst ] && echo 131072 || echo 524288)
     tc -n "$ns" qdisc add dev "$dev" root handle 1: htb default 9 || return 1
     tc -n "$ns" class add dev "$dev" parent 1: classid 1:1 htb rate "${RATE_KBIT}kbit" \
         ceil "${RATE_KBIT}kbit" quantum 3028 || return 1
     tc -n "$ns" class add dev "$dev" parent 1:1 classid 1:9 htb rate "$((RATE_KBIT / 100))kbit" \
-        ceil "${RATE_KBIT}kbit" quantum 3028 || return 1
+        ceil "${RATE_KBIT}kbit" quantum 3028 prio 1 || return 1
+    # Pure ACKs: prio 0 (served first), guaranteed 5% (they use ~0.3% of the bytes).
+    tc -n "$ns" class add dev "$dev" parent 1:1 classid 1:8 htb rate "$((RATE_KBIT / 20))kbit" \
+        ceil "${RATE_KBIT}kbit" quantum 3028 prio 0 || return 1
+    tc -n "$ns" qdisc add dev "$dev" parent 1:8 bfifo limit 131072 || return 1
+    # IP total length < 88: [0,64) [64,80) [80,88), by masks of the length field.
+    for m in 0x0000/0xffc0 0x0040/0xfff0 0x0050/0xfff8; do
+        tc -n "$ns" filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
+            match u16 "${m%/*}" "${m#*/}" at 2 flowid 1:8 || return 1
+    done
     for j in 1 2 3 4; do
         [ "$j" = "$self" ] && continue
         tc -n "$ns" class add dev "$dev" parent 1:1 classid "1:1$j" htb \
-            rate "$((RATE_KBIT / 3))kbit" ceil "${RATE_KBIT}kbit" quantum 3028 || return 1
-        tc -n "$ns" qdisc add dev "$dev" parent "1:1$j" bfifo limit 131072 || return 1
-        tc -n "$ns" filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
+            rate "$((RATE_KBIT / 3))kbit" ceil "${RATE_KBIT}kbit" quantum 3028 prio 1 || return 1
+        tc -n "$ns" qdisc add dev "$dev" parent "1:1$j" bfifo limit "$lim" || return 1
+        tc -n "$ns" filter add dev "$dev" parent 1: protocol ip prio 2 u32 \
             match ip "$dir" "10.77.0.$j/32" flowid "1:1$j" || return 1
     done
 }
@@ -330,16 +353,10 @@ case_rates() {
     echo "iperf3 $IPERF configured $RATE_MBS expected $EXPECT" >>"$TB/rates.sum"
     [ -n "${TB_RESULTS:-}" ] && cp "$TB/rates.sum" "$TB_RESULTS"
     [ $status = 0 ] || fail "R(local) above the shaped rate by more than 10%"
-    if [ -n "$short" ]; then
-        # Slower: on this shared 2-core machine usually CPU starvation, not a csn fault.
-        # iperf3 tells: a link that itself falls short means a busy machine.
-        if [ "${CSN_NETNS_STRICT:-0}" = 1 ]; then
-            fail "R(local) more than 10% below the expectation:$short"
-        fi
-        say "SKIP: more than 10% below the expectation:$short (machine busy? iperf3 $IPERF MB/s); CSN_NETNS_STRICT=1 makes this a failure"
-        teardown
-        exit 77
-    fi
+    # Slower fails too: on these links csn reaches 94-99.8% of the bound, also with the
+    # machine loaded (Ring2 iterations 0.355-0.39 s against 0.351 s; BENCHMARKS.md section 7),
+    # so a 10% miss is a fault. iperf3 is printed above to tell a slow link from a slow csn.
+    [ -z "$short" ] || fail "R(local) more than 10% below the expectation:$short (iperf3 one link: $IPERF MB/s)"
 }
 
 # Issue 7's known answer for logp: rank 0 on host 1, rank 1 on host 2, so TCP over one link
@@ -397,7 +414,8 @@ case_logp() {
         fail "1/G = $bw MB/s is more than 10% above the shaped rate $EXPECT MB/s"
     fi
     if awk -v v="$bw" -v x="$EXPECT" 'BEGIN { exit !(v < x * 0.90) }'; then
-        # As in the rates case: slower is usually this shared machine's CPU starvation.
+        # Slower may be this shared machine's CPU starvation (the rates case, on the same links,
+        # fails on a miss: see there).
         if [ "${CSN_NETNS_STRICT:-0}" = 1 ]; then
             fail "1/G = $bw MB/s is more than 10% below the expectation $EXPECT MB/s"
         fi
