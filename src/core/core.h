@@ -298,8 +298,8 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op);
  * memory (staging buffer or ring record), placed at once; NULL: it is still to be read. */
 void csni_on_frame(struct csni_conn *c, const uint8_t *staged);
 void csni_on_payload_done(struct csni_conn *c);
-bool csni_match_direct(struct csni_conn *c, struct csni_op *op, const struct csni_frame *f,
-                       const uint8_t *payload);
+bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *own,
+                       const struct csni_frame *f, const uint8_t *payload);
 void csni_return_credit(struct csni_peer *pp, int64_t bytes);
 void csni_sent(struct csni_op *op, const uint8_t *hdr); /* a tx frame is fully written */
 void csni_tport_drain(csn_transport *t);                /* at close: cancel everything */
@@ -324,9 +324,10 @@ void csni_conn_flush(struct csni_conn *c, bool block_lock);
 void csni_conn_fail(struct csni_conn *c, const char *why);
 void csni_conn_doorbells(struct csni_conn *c); /* shm: drain the socket's wake-up bytes */
 void csni_conn_poll(struct csni_conn *c);      /* shm: non-blocking look at the rings */
-/* A blocking receive's thread looks at the ring itself: true when the next frame was an eager
- * message for op and op is complete (csni_match_direct); false: use the general reader. */
-bool csni_conn_rx_direct(struct csni_conn *c, struct csni_op *op);
+/* A thread waiting on t looks at the ring itself: true when the next frame was an eager
+ * message for t and its receive (own, or any when NULL) is complete (csni_match_direct);
+ * false: use the general reader. */
+bool csni_conn_rx_direct(struct csni_conn *c, csn_transport *t, struct csni_op *own);
 
 /* wait.c */
 void csni_futex_wake(_Atomic uint32_t *w);
@@ -340,10 +341,10 @@ extern _Thread_local bool csni_polling __attribute__((tls_model("initial-exec"))
  * collected and made once per transport at the end. */
 void csni_defer_wakes(bool on);
 void csni_poll(struct csni_proc *p);
-/* A blocking receive's spin: the first ring with data is read for op directly if its next
- * frame is op's message (1). 0: every ring empty, nothing queued to send; -1: the caller polls
- * the general way. */
-int csni_poll_direct(struct csni_proc *p, struct csni_op *op);
+/* A receive's spin on t: the first ring with data is read directly if its next frame is a
+ * message for t's receive (own, or any when NULL) (1). 0: every ring empty, nothing queued to
+ * send; -1: the caller polls the general way. */
+int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own);
 
 /* errors.c */
 csn_status csni_errno_status(int err);

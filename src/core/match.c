@@ -728,19 +728,20 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
     return CSN_OK;
 }
 
-/* A blocking receive's own thread, polling, found an eager frame for its transport whole in
- * a ring record (rx_lock held): if its receive is the one the frame matches (the first posted
- * that accepts the source), place and complete it here, without the general reader. */
-bool csni_match_direct(struct csni_conn *c, struct csni_op *op, const struct csni_frame *f,
-                       const uint8_t *payload)
+/* A thread waiting on t, polling, found an eager frame for t whole in a ring record (rx_lock
+ * held): place it into the receive it matches (the first posted that accepts the source) and
+ * complete that, without the general reader. own: the caller's blocking receive, which must
+ * be that one (then completed as its owner's, no sleeper to pair with); NULL (csn_test): any,
+ * completed the general way (queued, sleepers woken). */
+bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *own,
+                       const struct csni_frame *f, const uint8_t *payload)
 {
-    csn_transport *t = op->t;
     csn_netid src = csni_netid_make(c->pp->proc, f->src);
-    struct csni_op *first;
+    struct csni_op *op;
     csni_lock(&t->lock);
-    for (first = t->posted.head; first && !match_accepts(first->peer, src); first = first->next)
+    for (op = t->posted.head; op && !match_accepts(op->peer, src); op = op->next)
         ;
-    if (first != op) {
+    if (!op || (own && op != own)) {
         csni_unlock(&t->lock);
         return false;
     }
@@ -750,11 +751,14 @@ bool csni_match_direct(struct csni_conn *c, struct csni_op *op, const struct csn
     op->peer = src;
     op->msglen = f->len;
     op->pp = c->pp;
-    if (op->received)
-        *op->received = n;
-    op->status = f->len > op->len ? CSN_OVERRUN : CSN_OK;
-    /* Its owner is this thread: no sleeper to pair with. */
-    atomic_store_explicit(&op->state, CSNI_ST_DONE, memory_order_release);
+    if (own) {
+        if (op->received)
+            *op->received = n;
+        op->status = f->len > op->len ? CSN_OVERRUN : CSN_OK;
+        atomic_store_explicit(&op->state, CSNI_ST_DONE, memory_order_release);
+    } else {
+        csni_complete(t, op, CSN_OK);
+    }
     csni_unlock(&t->lock);
     match_owe(c, match_cost(f->len));
     return true;

@@ -164,7 +164,7 @@ static void proc_handle(struct csni_proc *p, struct epoll_event *ev, bool block)
     }
 }
 
-int csni_poll_direct(struct csni_proc *p, struct csni_op *op)
+int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own)
 {
     if (atomic_load_explicit(&p->nshm, memory_order_relaxed) !=
         atomic_load_explicit(&p->nconns, memory_order_relaxed))
@@ -174,7 +174,7 @@ int csni_poll_direct(struct csni_proc *p, struct csni_op *op)
         if (atomic_load_explicit(&c->tx_pending, memory_order_relaxed))
             return -1;
         if (s && csni_shm_has_data(s))
-            return csni_conn_rx_direct(c, op) ? 1 : -1;
+            return csni_conn_rx_direct(c, t, own) ? 1 : -1;
     }
     return 0;
 }

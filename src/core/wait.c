@@ -133,7 +133,9 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
      * and the sleeper two context switches (many threads sharing one process). */
     bool spinning = net;
     bool counted = false; /* in p->spinners: only once a wait lasts (short ones need no atomic) */
-    bool direct = want && want->kind == CSNI_OP_RX && atomic_load(&p->nshm) > 0;
+    /* A receive's wait reads its messages from the rings itself (csni_poll_direct). */
+    bool direct = (want ? want->kind == CSNI_OP_RX : (flags & CSN_RX) != 0) &&
+                  atomic_load(&p->nshm) > 0;
     for (unsigned turn = 0;; turn++) {
         /* A blocking call looks at its op; csn_test at the completion queue, under the lock
          * but only when wake_seq, which moves at every queued completion, moved. */
@@ -156,7 +158,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         }
         /* All rings empty: the general poll (sockets, deaths, new connections) only now and
          * then; its own counter makes every 1024th of its calls an epoll look. */
-        int d = direct ? csni_poll_direct(p, want) : -1;
+        int d = direct ? csni_poll_direct(p, t, want) : -1;
         if (net && (d < 0 || (d == 0 && (turn & 15) == 15)))
             csni_poll(p);
         /* Spinners of all the host's ranks (ours times the ranks, an estimate) beyond its

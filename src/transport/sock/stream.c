@@ -378,7 +378,7 @@ void csni_conn_poll(struct csni_conn *c)
         csni_conn_flush(c, false);
 }
 
-bool csni_conn_rx_direct(struct csni_conn *c, struct csni_op *op)
+bool csni_conn_rx_direct(struct csni_conn *c, csn_transport *t, struct csni_op *own)
 {
     bool done = false;
     if (!csni_trylock(&c->rx_lock))
@@ -389,8 +389,8 @@ bool csni_conn_rx_direct(struct csni_conn *c, struct csni_op *op)
         struct csni_frame f;
         size_t n = csni_shm_peek(c->shm, &v);
         if (n >= CSNI_FRAME_SIZE && csni_frame_decode(v, c->p->eager_max, &f, &why) == 0 &&
-            f.type == CSNI_F_EAGER && n - CSNI_FRAME_SIZE >= f.len && f.dst == op->t->tid &&
-            csni_match_direct(c, op, &f, v + CSNI_FRAME_SIZE)) {
+            f.type == CSNI_F_EAGER && n - CSNI_FRAME_SIZE >= f.len && f.dst == t->tid &&
+            csni_match_direct(c, t, own, &f, v + CSNI_FRAME_SIZE)) {
             csni_shm_consume(c, CSNI_FRAME_SIZE + (size_t)f.len);
             done = true;
         }
