@@ -3,6 +3,7 @@
 #ifndef BENCH_COMM_H
 #define BENCH_COMM_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,9 +26,10 @@ int comm_size(void);
 double comm_wtime(void); /* seconds, monotonic */
 void comm_barrier(void);
 void comm_abort(int code, const char *fmt, ...); /* prints "RANK n: msg" to stderr, ends the job */
-const char *comm_library(void);                  /* e.g. "csn 0.1.0" or "Open MPI 4.1.4" */
-const char *comm_transport(void);                /* e.g. "shm", "unix", "tcp", "vader" */
-const char *comm_hostname(void);                 /* this process's host name */
+void comm_report(int rank, const char *fmt, va_list ap); /* the line comm_abort prints (backends) */
+const char *comm_library(void);                          /* e.g. "csn 0.1.0" or "Open MPI 4.1.4" */
+const char *comm_transport(void);                        /* e.g. "shm", "unix", "tcp", "vader" */
+const char *comm_hostname(void);                         /* this process's host name */
 
 /* Checks peer (aborts the job on a bad rank) and fills r for a new operation (both backends). */
 void comm_req_setup(comm_req *r, void *buf, size_t len, int peer, int is_send);

@@ -1,5 +1,7 @@
 /* comm_common.c: the backend-independent part of the bench comm layer (clock, host name, request
  * set-up, gathers built on the backends). */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +22,15 @@ const char *comm_hostname(void)
     if (name[0] == '\0' && gethostname(name, sizeof name - 1) != 0)
         name[0] = '?';
     return name;
+}
+
+void comm_report(int rank, const char *fmt, va_list ap)
+{
+    fflush(stdout);
+    fprintf(stderr, "RANK %d: ", rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    fflush(NULL);
 }
 
 void comm_req_setup(comm_req *r, void *buf, size_t len, int peer, int is_send)

@@ -33,13 +33,9 @@ static char comm_libname[64];
 void comm_abort(int code, const char *fmt, ...)
 {
     va_list ap;
-    fflush(stdout);
-    fprintf(stderr, "RANK %d: ", comm_me);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    comm_report(comm_me, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    fflush(NULL);
     /* No orderly close: the peers may be blocked towards us; csnrun stops the job. */
     _exit(code != 0 ? code : 1);
 }

@@ -28,13 +28,9 @@ static MPI_Request *comm_mreq(comm_req *r)
 void comm_abort(int code, const char *fmt, ...)
 {
     va_list ap;
-    fflush(stdout);
-    fprintf(stderr, "RANK %d: ", comm_me);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    comm_report(comm_me, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    fflush(NULL);
     MPI_Abort(MPI_COMM_WORLD, code != 0 ? code : 1);
     exit(code != 0 ? code : 1);
 }

@@ -93,6 +93,27 @@ static bool match_accepts(csn_netid filter, csn_netid src)
     return filter == CSN_NULL_NETID || filter == src;
 }
 
+/* The receive a message from src matches: the first posted on t that accepts it (t->lock
+ * held). */
+static struct csni_op *match_first_posted(csn_transport *t, csn_netid src)
+{
+    struct csni_op *op = t->posted.head;
+    while (op && !match_accepts(op->peer, src))
+        op = op->next;
+    return op;
+}
+
+/* Takes the matched receive off the posted list and records the message it gets (t->lock
+ * held). pp: the sending process, NULL for a transport of this process. */
+static void match_take_posted(csn_transport *t, struct csni_op *op, csn_netid src,
+                              struct csni_peer *pp, uint64_t len)
+{
+    oplist_remove(&t->posted, op);
+    op->peer = src;
+    op->msglen = len;
+    op->pp = pp;
+}
+
 /* ---- storage ---- */
 static unsigned pool_class(size_t len)
 {
@@ -335,13 +356,8 @@ static csn_status match_post_self(csn_transport *t, struct csni_op *op)
     struct csni_op *rx;
     if (!d)
         return CSN_ILLEGAL_NETID;
-    for (rx = d->posted.head; rx; rx = rx->next)
-        if (match_accepts(rx->peer, t->id))
-            break;
-    if (rx) {
-        oplist_remove(&d->posted, rx);
-        rx->peer = t->id;
-        rx->msglen = op->len;
+    if ((rx = match_first_posted(d, t->id)) != NULL) {
+        match_take_posted(d, rx, t->id, NULL, op->len);
         memcpy(rx->buf, op->buf, op->len < rx->len ? op->len : rx->len);
         csni_complete(d, rx, CSN_OK);
         csni_unlock(&d->lock);
@@ -737,20 +753,15 @@ bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *ow
                        const struct csni_frame *f, const uint8_t *payload)
 {
     csn_netid src = csni_netid_make(c->pp->proc, f->src);
-    struct csni_op *op;
     csni_lock(&t->lock);
-    for (op = t->posted.head; op && !match_accepts(op->peer, src); op = op->next)
-        ;
+    struct csni_op *op = match_first_posted(t, src);
     if (!op || (own && op != own)) {
         csni_unlock(&t->lock);
         return false;
     }
-    oplist_remove(&t->posted, op);
+    match_take_posted(t, op, src, c->pp, f->len);
     size_t n = f->len < op->len ? f->len : op->len;
     memcpy(op->buf, payload, n);
-    op->peer = src;
-    op->msglen = f->len;
-    op->pp = c->pp;
     if (own) {
         if (op->received)
             *op->received = n;
@@ -807,14 +818,8 @@ static void match_on_message(struct csni_conn *c, const uint8_t *staged)
         }
         return;
     }
-    for (op = t->posted.head; op; op = op->next)
-        if (match_accepts(op->peer, src))
-            break;
-    if (op) {
-        oplist_remove(&t->posted, op);
-        op->peer = src;
-        op->msglen = f->len;
-        op->pp = pp;
+    if ((op = match_first_posted(t, src)) != NULL) {
+        match_take_posted(t, op, src, pp, f->len);
         op->state = CSNI_ST_WAIT_DATA;
         if (staged) {
             /* The whole payload is here already: place it and complete under this one

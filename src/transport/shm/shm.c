@@ -214,6 +214,22 @@ static size_t shm_fill(struct shm_ring *r, uint64_t at, const struct iovec *iov,
     return done;
 }
 
+/* Publishes a record of len bytes already copied skip bytes after tail (skip: the end of the
+ * ring left unused, then a wrap marker leads to the record at offset 0): zeroes the header
+ * slot after the record, writes its header (release), then the marker, and rings the
+ * consumer if it sleeps. */
+static void shm_publish(struct csni_conn *c, struct shm_ring *r, uint64_t tail, uint64_t skip,
+                        uint64_t len)
+{
+    uint64_t mask = c->shm->ring_bytes - 1, at = (tail + skip) & mask, rec = shm_rec_bytes(len);
+    atomic_store_explicit(shm_slot(r, (at + rec) & mask), 0, memory_order_relaxed);
+    atomic_store_explicit(shm_slot(r, at), len, memory_order_release);
+    if (skip)
+        atomic_store_explicit(shm_slot(r, tail & mask), SHM_WRAP, memory_order_release);
+    atomic_store_explicit(&r->tail, tail + skip + rec, memory_order_relaxed);
+    shm_ring_doorbell(c, &r->rx_armed);
+}
+
 /* Writes as much of iov as fits as one record (all of it or nothing when whole); returns
  * bytes written, or -1 with errno EAGAIN when the ring is full. */
 static ssize_t shm_ring_put(struct csni_conn *c, const struct iovec *iov, int n, bool whole)
@@ -240,12 +256,7 @@ static ssize_t shm_ring_put(struct csni_conn *c, const struct iovec *iov, int n,
     if (here < total && wrapped > here) {
         /* Record at the start of the ring, then the wrap marker that leads there. */
         size_t len = shm_fill(r, 0, iov, n, wrapped);
-        uint64_t rec = shm_rec_bytes(len);
-        atomic_store_explicit(shm_slot(r, rec & mask), 0, memory_order_relaxed);
-        atomic_store_explicit(shm_slot(r, 0), len, memory_order_release);
-        atomic_store_explicit(shm_slot(r, at), SHM_WRAP, memory_order_release);
-        atomic_store_explicit(&r->tail, tail + contig + rec, memory_order_relaxed);
-        shm_ring_doorbell(c, &r->rx_armed);
+        shm_publish(c, r, tail, contig, len);
         return (ssize_t)len;
     }
     if (here == 0) {
@@ -253,11 +264,7 @@ static ssize_t shm_ring_put(struct csni_conn *c, const struct iovec *iov, int n,
         return -1;
     }
     size_t len = shm_fill(r, at, iov, n, here);
-    uint64_t rec = shm_rec_bytes(len);
-    atomic_store_explicit(shm_slot(r, (at + rec) & mask), 0, memory_order_relaxed);
-    atomic_store_explicit(shm_slot(r, at), len, memory_order_release);
-    atomic_store_explicit(&r->tail, tail + rec, memory_order_relaxed);
-    shm_ring_doorbell(c, &r->rx_armed);
+    shm_publish(c, r, tail, 0, len);
     return (ssize_t)len;
 }
 
@@ -282,10 +289,7 @@ bool csni_shm_write_frame(struct csni_conn *c, const uint8_t *hdr, const void *p
     uint8_t *d = r->data + at + 8;
     memcpy(d, hdr, CSNI_FRAME_SIZE);
     memcpy(d + CSNI_FRAME_SIZE, payload, len);
-    atomic_store_explicit(shm_slot(r, (at + rec) & mask), 0, memory_order_relaxed);
-    atomic_store_explicit(shm_slot(r, at), CSNI_FRAME_SIZE + len, memory_order_release);
-    atomic_store_explicit(&r->tail, tail + rec, memory_order_relaxed);
-    shm_ring_doorbell(c, &r->rx_armed);
+    shm_publish(c, r, tail, 0, CSNI_FRAME_SIZE + len);
     return true;
 }
 

@@ -378,22 +378,45 @@ void csni_conn_poll(struct csni_conn *c)
         csni_conn_flush(c, false);
 }
 
+/* Shared memory, between frames, nothing staged (rx_lock held): the next frame decoded in
+ * place from the ring record. STREAM_PEEK_FRAME: *f decoded, *body points after its header,
+ * *avail record bytes follow it. STREAM_PEEK_EMPTY: nothing in the ring; STREAM_PEEK_OTHER: not
+ * in this state, or a header split across records (the general reader takes it);
+ * STREAM_PEEK_BAD: a corrupt header (*why says what). */
+enum { STREAM_PEEK_BAD = -1, STREAM_PEEK_EMPTY, STREAM_PEEK_OTHER, STREAM_PEEK_FRAME };
+static int stream_peek_frame(struct csni_conn *c, struct csni_frame *f, const uint8_t **body,
+                             size_t *avail, const char **why)
+{
+    if (!c->shm || c->phase != CSNI_RX_HDR || c->rpos != c->rend || !c->pp)
+        return STREAM_PEEK_OTHER;
+    const uint8_t *v;
+    size_t n = csni_shm_peek(c->shm, &v);
+    if (n == 0)
+        return STREAM_PEEK_EMPTY;
+    if (n < CSNI_FRAME_SIZE)
+        return STREAM_PEEK_OTHER;
+    if (csni_frame_decode(v, c->p->eager_max, f, why) != 0)
+        return STREAM_PEEK_BAD;
+    *body = v + CSNI_FRAME_SIZE;
+    *avail = n - CSNI_FRAME_SIZE;
+    return STREAM_PEEK_FRAME;
+}
+
 bool csni_conn_rx_direct(struct csni_conn *c, csn_transport *t, struct csni_op *own)
 {
+    const uint8_t *body;
+    const char *why;
+    struct csni_frame f;
+    size_t avail;
     bool done = false;
     if (!csni_trylock(&c->rx_lock))
         return false;
-    if (!c->dead && c->pp && c->phase == CSNI_RX_HDR && c->rpos == c->rend) {
-        const uint8_t *v;
-        const char *why;
-        struct csni_frame f;
-        size_t n = csni_shm_peek(c->shm, &v);
-        if (n >= CSNI_FRAME_SIZE && csni_frame_decode(v, c->p->eager_max, &f, &why) == 0 &&
-            f.type == CSNI_F_EAGER && n - CSNI_FRAME_SIZE >= f.len && f.dst == t->tid &&
-            csni_match_direct(c, t, own, &f, v + CSNI_FRAME_SIZE)) {
-            csni_shm_consume(c, CSNI_FRAME_SIZE + (size_t)f.len);
-            done = true;
-        }
+    /* Anything else, a corrupt header too, is left to the general reader. */
+    if (!c->dead && stream_peek_frame(c, &f, &body, &avail, &why) == STREAM_PEEK_FRAME &&
+        f.type == CSNI_F_EAGER && avail >= f.len && f.dst == t->tid &&
+        csni_match_direct(c, t, own, &f, body)) {
+        csni_shm_consume(c, CSNI_FRAME_SIZE + (size_t)f.len);
+        done = true;
     }
     csni_unlock(&c->rx_lock);
     return done;
@@ -494,34 +517,30 @@ static void stream_rx(struct csni_conn *c, bool block_lock)
     else if (!csni_trylock(&c->rx_lock))
         return;
     while (!c->dead) {
-        if (c->shm && c->phase == CSNI_RX_HDR && c->rpos == c->rend && c->pp) {
-            /* Shared memory, nothing staged: a frame whose payload is whole in the ring's
-             * record is served in place, without the copy through the staging buffer. */
-            const uint8_t *v;
-            size_t n = csni_shm_peek(c->shm, &v);
-            if (n == 0) {
-                r = 0;
-                goto drained;
-            }
-            if (n >= CSNI_FRAME_SIZE) {
-                if (csni_frame_decode(v, p->eager_max, &c->f, &why) != 0) {
-                    csni_unlock(&c->rx_lock);
-                    csni_conn_fail(c, why);
-                    return;
-                }
-                /* A DATA payload is then read by the general path below (rendezvous: large);
-                 * a HELLO is refused there. */
-                bool eager = c->f.type == CSNI_F_EAGER;
-                if (c->f.type != CSNI_F_HELLO && (!eager || n - CSNI_FRAME_SIZE >= c->f.len)) {
-                    csni_on_frame(c, eager ? v + CSNI_FRAME_SIZE : NULL);
-                    csni_shm_consume(c, CSNI_FRAME_SIZE + (eager ? (size_t)c->f.len : 0));
-                    if (eager && !c->dead)
-                        csni_on_payload_done(c); /* placed already */
-                    else
-                        c->phase = CSNI_RX_PAYLOAD; /* a DATA payload is still to come */
-                    continue;
-                }
-            }
+        /* Shared memory, nothing staged: a frame whose payload is whole in the ring's record
+         * is served in place, without the copy through the staging buffer. A DATA payload is
+         * then read by the general path below (rendezvous: large); a HELLO is refused there. */
+        const uint8_t *body;
+        size_t avail;
+        int k = stream_peek_frame(c, &c->f, &body, &avail, &why);
+        if (k == STREAM_PEEK_EMPTY) {
+            r = 0;
+            goto drained;
+        }
+        if (k == STREAM_PEEK_BAD) {
+            csni_unlock(&c->rx_lock);
+            csni_conn_fail(c, why);
+            return;
+        }
+        bool eager = c->f.type == CSNI_F_EAGER;
+        if (k == STREAM_PEEK_FRAME && c->f.type != CSNI_F_HELLO && (!eager || avail >= c->f.len)) {
+            csni_on_frame(c, eager ? body : NULL);
+            csni_shm_consume(c, CSNI_FRAME_SIZE + (eager ? (size_t)c->f.len : 0));
+            if (eager && !c->dead)
+                csni_on_payload_done(c); /* placed already */
+            else
+                c->phase = CSNI_RX_PAYLOAD; /* a DATA payload is still to come */
+            continue;
         }
         if (c->phase == CSNI_RX_PAYLOAD) {
             if ((r = stream_payload(c)) <= 0)
