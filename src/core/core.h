@@ -173,7 +173,6 @@ struct csni_peer {
     struct csni_oplist wait_cts;   /* our transmits waiting for its CTS */
     struct csni_oplist wait_data;  /* our receives waiting for its DATA */
     _Atomic int64_t owed;          /* eager credit we owe it */
-    struct csni_sendreq credit_sr; /* our CREDIT frame to it (one in flight) */
     pthread_mutex_t conn_lock;     /* held while connecting (not on the fast path) */
     struct csni_peer *next;
 };
@@ -240,6 +239,7 @@ struct csni_proc {
     _Atomic bool poller;             /* a user thread holds the poller role */
     csn_transport *_Atomic poller_t; /* the transport that poller waits on */
     _Atomic int nsleepers;           /* user threads in the sleep phase of a wait */
+    _Atomic int nepoll;              /* threads in csni_poll_sleep (the rings are armed) */
     _Atomic uint32_t bg_word;        /* futex word the progress thread parks on */
     _Atomic bool bg_parked;
     _Atomic bool kicked;       /* a thread went to sleep: the progress thread must poll */

@@ -317,22 +317,26 @@ static void match_complete_unlocked(struct csni_op *op, csn_status st)
 /* ---- credit ---- */
 void csni_return_credit(struct csni_peer *pp, int64_t bytes)
 {
-    /* Counted without the lock; the lock only when a CREDIT frame is due. */
+    /* Counted without the lock; the lock only when a CREDIT frame is due. Each frame is its
+     * own request: one still queued must not hold back what came due since (nothing would
+     * send it once the peer, short of credit, stops sending). */
     int64_t owed = atomic_fetch_add(&pp->owed, bytes) + bytes;
     if (owed < csni_p->window / 4)
         return;
+    struct csni_sendreq *sr = calloc(1, sizeof *sr);
+    if (!sr)
+        return; /* stays owed: the next return tries again */
+    sr->heap = true;
     csni_lock(&pp->lock);
     struct csni_conn *c = pp->conn;
-    if (c && !pp->lost && !atomic_load_explicit(&pp->credit_sr.queued, memory_order_acquire) &&
-        (owed = atomic_exchange(&pp->owed, 0)) > 0) {
+    if (c && !pp->lost && (owed = atomic_exchange(&pp->owed, 0)) > 0) {
         struct csni_frame f = {.type = CSNI_F_CREDIT, .len = (uint64_t)owed};
-        csni_frame_encode(&f, pp->credit_sr.hdr);
-        pp->credit_sr.payload = NULL;
-        pp->credit_sr.paylen = 0;
-        pp->credit_sr.op = NULL;
-        csni_conn_send(c, &pp->credit_sr);
+        csni_frame_encode(&f, sr->hdr);
+        csni_conn_send(c, sr);
+        sr = NULL;
     }
     csni_unlock(&pp->lock);
+    free(sr);
 }
 
 /* Credit for a message its connection's reader consumed (rx_lock held): gathered per

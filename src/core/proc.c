@@ -200,6 +200,10 @@ void csni_poll(struct csni_proc *p)
     int n = epoll_wait(p->epfd, ev, 16, 0);
     for (int i = 0; i < n; i++)
         proc_handle(p, &ev[i], false);
+    /* The doorbells just taken may have been rung for a thread asleep in epoll: it then
+     * stays asleep (the event is gone), with the flags cleared by their producers. */
+    if (n > 0 && atomic_load(&p->nepoll) > 0)
+        csni_arm_rings(p, true);
 }
 
 /* Before a thread sleeps: arm every ring's doorbell, so that a peer publishing into it
@@ -227,18 +231,6 @@ bool csni_arm_rings(struct csni_proc *p, bool handle)
         }
     }
     return work;
-}
-
-static void proc_disarm_rings(struct csni_proc *p)
-{
-    if (atomic_load(&p->nshm) == 0)
-        return;
-    for (struct csni_conn *c = proc_conns(p); c; c = c->next) {
-        csni_lock(&c->rx_lock);
-        if (c->shm)
-            csni_shm_disarm(c);
-        csni_unlock(&c->rx_lock);
-    }
 }
 
 void csni_kick_progress(struct csni_proc *p)
@@ -296,12 +288,21 @@ static void *proc_progress_main(void *arg)
 void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns)
 {
     struct epoll_event ev[64];
-    if (csni_arm_rings(p, true))
+    atomic_fetch_add(&p->nepoll, 1);
+    if (csni_arm_rings(p, true)) {
+        atomic_fetch_sub(&p->nepoll, 1);
         return;
+    }
     int n = epoll_wait(p->epfd, ev, 64, (int)((nap_ns + 999999u) / 1000000u));
-    proc_disarm_rings(p); /* awake: the senders need not ring while we look */
     for (int i = 0; i < n; i++)
         proc_handle(p, &ev[i], true);
+    /* Rings stay armed after a wake-up (a producer clears the flag when it rings): a disarm
+     * here would silence the rings under another thread still in epoll (the poller and the
+     * progress thread may both be there). The doorbells we took cleared their flags under
+     * the others too, and epoll wakes one waiter per event: arm again for them. The count
+     * pairs with theirs (seq_cst): one that comes later arms for itself. */
+    if (atomic_fetch_sub(&p->nepoll, 1) > 1)
+        csni_arm_rings(p, true);
 }
 
 /* ---- transports table ---- */

@@ -21,7 +21,8 @@
  * Sleep. A side that will sleep in epoll arms the ring (rx_armed / tx_armed = 1) and then
  * re-checks it; the other side, after publishing, reads the flag and, if it is armed,
  * clears it and writes one byte to the socket. Both sides put a seq_cst fence between
- * their store and their load, so one of them always sees the other. */
+ * their store and their load, so one of them always sees the other. Only the ringing side
+ * clears a flag: several threads of the consuming process may sleep in epoll at once. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -389,12 +390,6 @@ bool csni_shm_arm(struct csni_conn *c, bool want_space)
             return true;
     }
     return false;
-}
-
-void csni_shm_disarm(struct csni_conn *c)
-{
-    atomic_store_explicit(&c->shm->in->rx_armed, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->shm->out->tx_armed, 0, memory_order_relaxed);
 }
 
 const struct csni_link_ops csni_shm_link = {

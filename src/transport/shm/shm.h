@@ -38,6 +38,5 @@ bool csni_shm_write_frame(struct csni_conn *c, const uint8_t *hdr, const void *p
 size_t csni_shm_peek(struct csni_shm *s, const uint8_t **at);
 void csni_shm_consume(struct csni_conn *c, size_t n);
 bool csni_shm_arm(struct csni_conn *c, bool want_space);
-void csni_shm_disarm(struct csni_conn *c);
 
 #endif
