@@ -207,6 +207,7 @@ struct csni_proc {
     int64_t window; /* eager credit granted to each peer process */
     unsigned max_ops;
     uint64_t spin_ns;
+    uint64_t polite_spin_ns; /* the spin of a wait that yields at each turn */
     bool oversubscribed; /* more ranks on this host than CPUs we may run on */
     int ncpu;            /* CPUs in our affinity mask */
     bool conn_per_transport;
@@ -337,6 +338,8 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
 void csni_wake(csn_transport *t);
 /* This thread is the poller (wait.c). initial-exec: no __tls_get_addr call on hot paths. */
 extern _Thread_local bool csni_polling __attribute__((tls_model("initial-exec")));
+/* In a forked child: only the forking thread may be counted as waiting (wait.c). */
+void csni_wait_forked(void);
 /* Between csni_defer_wakes(true) and (false) (nestable), futex wake-ups of sleepers are
  * collected and made once per transport at the end. */
 void csni_defer_wakes(bool on);

@@ -73,6 +73,7 @@ static void proc_cpus(struct csni_proc *p)
     p->oversubscribed = p->boot.local_size > ncpu || proc_forked;
     p->ncpu = ncpu;
     p->spin_ns = proc_env_u64("CSN_SPIN_US", p->oversubscribed ? 1000 : 50) * 1000;
+    p->polite_spin_ns = getenv("CSN_SPIN_US") ? p->spin_ns : 1000000;
 }
 
 void csni_conn_add(struct csni_proc *p, struct csni_conn *c)
@@ -531,6 +532,7 @@ static void proc_atfork_child(void)
     struct csni_proc *p = csni_p;
     pthread_mutex_init(&proc_init_lock, NULL);
     proc_forked = true;
+    csni_wait_forked();
     if (!p)
         return;
     for (struct csni_conn *c = p->conns; c; c = c->next)

@@ -1,6 +1,7 @@
 /* wait.c: waiting for completions: a short spin that drives progress, then sleep on a futex. */
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -68,6 +69,43 @@ static void wait_unspin(struct csni_proc *p, bool counted)
 }
 
 _Thread_local bool csni_polling __attribute__((tls_model("initial-exec")));
+
+/* ---- threads that wait in the library ----
+ * How many threads of this process have waited in the library (and not exited): with the
+ * ranks on the host, the estimate of who competes for its CPUs. A thread that waits is
+ * counted at its first long wait, until it exits (a key destructor). Spinners alone would
+ * miss a partner thread that is busy sending while we wait, and a pure spin beside it on its
+ * CPU takes that CPU from it for a whole time slice. Static, not in the process state: a
+ * thread may outlive the library's state; a forked child starts at zero. */
+static _Atomic int wait_threads;
+static pthread_key_t wait_key;
+static pthread_once_t wait_once = PTHREAD_ONCE_INIT;
+static _Thread_local bool wait_counted __attribute__((tls_model("initial-exec")));
+
+static void wait_thread_exit(void *v)
+{
+    (void)v;
+    atomic_fetch_sub(&wait_threads, 1);
+}
+
+static void wait_key_init(void)
+{
+    if (pthread_key_create(&wait_key, wait_thread_exit) != 0)
+        wait_key = (pthread_key_t)-1;
+}
+
+static void wait_count_thread(void)
+{
+    pthread_once(&wait_once, wait_key_init);
+    wait_counted = true;
+    if (wait_key != (pthread_key_t)-1 && pthread_setspecific(wait_key, &wait_threads) == 0)
+        atomic_fetch_add(&wait_threads, 1);
+}
+
+void csni_wait_forked(void)
+{
+    atomic_store(&wait_threads, wait_counted ? 1 : 0);
+}
 
 /* Whether the sleeper on t has cause to look: its op is done, or a completion was queued. */
 static bool wait_woken(csn_transport *t, struct csni_op *want, uint32_t sleep_seq)
@@ -155,22 +193,27 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         if (spinning && !counted && turn == 63) {
             atomic_fetch_add(&p->spinners, 1);
             counted = true;
+            if (!wait_counted)
+                wait_count_thread();
         }
         /* All rings empty: the general poll (sockets, deaths, new connections) only now and
          * then; its own counter makes every 1024th of its calls an epoll look. */
         int d = direct ? csni_poll_direct(p, t, want) : -1;
         if (net && (d < 0 || (d == 0 && (turn & 15) == 15)))
             csni_poll(p);
-        /* Spinners of all the host's ranks (ours times the ranks, an estimate) beyond its
-         * CPUs: spin politely, yielding the CPU at every turn to whoever has work. */
+        /* Threads of all the host's ranks that wait in the library (ours times the ranks,
+         * an estimate) beyond its CPUs: spin politely, yielding the CPU at every turn to
+         * whoever has work, and longer (a yield costs the others little, a sleep costs a
+         * wake-up). */
         bool polite =
             p->oversubscribed ||
-            p->boot.local_size * atomic_load_explicit(&p->spinners, memory_order_relaxed) > p->ncpu;
+            p->boot.local_size * atomic_load_explicit(&wait_threads, memory_order_relaxed) >
+                p->ncpu;
         if (timeout_us != 0 && (turn & 255) != 255 && spinning && !polite)
             continue; /* the clock, every 256th turn of a pure spin (a few microseconds) */
         now = csni_now_ns();
         if (spin_end == 0)
-            spin_end = now + p->spin_ns;
+            spin_end = now + (polite ? p->polite_spin_ns : p->spin_ns);
         if (now >= deadline) {
             if (spinning)
                 wait_unspin(p, counted);
