@@ -41,4 +41,11 @@ if(TARGET csnrun)
                    --threads 1,4 --sizes 0,4096,16384,70000 --time 0.1)
   set_tests_properties(threads_threadtest_smoke PROPERTIES TIMEOUT 60
                        ENVIRONMENT "${CSN_TEST_ENV}")
+
+  # Lost wake-ups: threads sleeping in epoll and on futexes at once, with a 20 s nap.
+  add_test(NAME threads_no_lost_wakeup
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/threads/no_lost_wakeup.sh
+                   $<TARGET_FILE:csnrun> $<TARGET_FILE:threadtest>)
+  set_tests_properties(threads_no_lost_wakeup PROPERTIES TIMEOUT 60
+                       ENVIRONMENT "${CSN_TEST_ENV}")
 endif()

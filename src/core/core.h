@@ -208,6 +208,7 @@ struct csni_proc {
     unsigned max_ops;
     uint64_t spin_ns;
     uint64_t polite_spin_ns; /* the spin of a wait that yields at each turn */
+    uint64_t nap_ns;         /* longest sleep of a waiter before it looks by itself */
     bool oversubscribed; /* more ranks on this host than CPUs we may run on */
     int ncpu;            /* CPUs in our affinity mask */
     bool conn_per_transport;

@@ -74,6 +74,9 @@ static void proc_cpus(struct csni_proc *p)
     p->ncpu = ncpu;
     p->spin_ns = proc_env_u64("CSN_SPIN_US", p->oversubscribed ? 1000 : 50) * 1000;
     p->polite_spin_ns = getenv("CSN_SPIN_US") ? p->spin_ns : 1000000;
+    p->nap_ns = proc_env_u64("CSN_NAP_MS", 100) * 1000000;
+    if (p->nap_ns == 0)
+        p->nap_ns = 1000000;
 }
 
 void csni_conn_add(struct csni_proc *p, struct csni_conn *c)

@@ -238,8 +238,8 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
             return CSN_OK;
         }
         uint64_t nap = deadline - now;
-        if (nap > 100000000u)
-            nap = 100000000u; /* look again now and then: no lost wake-up can hang us */
+        if (nap > p->nap_ns)
+            nap = p->nap_ns; /* look again now and then: no lost wake-up can hang us */
         if (net)
             wait_sleep_polling(p, t, want, sleep_seq, nap);
         else
