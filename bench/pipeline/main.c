@@ -225,6 +225,11 @@ int main(int argc, char **argv)
     memset(&n, 0, sizeof n);
     memset(&c, 0, sizeof c);
     n.o = &o;
+    /* A csn wait sleeps at once unless the user asks otherwise: with 2*NNODE*(NPHASE-1)
+     * processes (or threads) per node handing blocks to each other, a waiter's spin
+     * (yielding, 1 ms by default beyond the host's CPUs) only delays the process that would
+     * bring its block (measured in bench/pipeline/RESULTS.md). Inherited by the children. */
+    setenv("CSN_SPIN_US", "0", 0);
     csn_status s = csn_open(&t);
     if (s != CSN_OK) {
         fprintf(stderr, "pipeline: csn_open: %s\n", csn_status_string(s));

@@ -141,11 +141,11 @@ static int pl_sender(struct pl_ctx *c, int p, int j)
         while (posted < nbuf && posted < done + PL_INFLIGHT) {
             int k = (int)(posted & 1);
             uint32_t need = nn * (uint32_t)(posted / 2) + own;
-            if (atomic_load_explicit(&sy->filled[k], memory_order_acquire) < need) {
+            if (atomic_load_explicit(&sy->filled[k].v, memory_order_acquire) < need) {
                 if (posted > done)
                     break; /* complete what is in flight first */
-                if (pl_wait_bits(c, &sy->filled[k], need, p == 0 ? bits : FUTEX_BITSET_MATCH_ANY,
-                                 "a filled buffer"))
+                if (pl_wait_count(c, &sy->filled[k], need, p == 0 ? bits : FUTEX_BITSET_MATCH_ANY,
+                                  "a filled buffer"))
                     goto out;
             }
             s = csn_tx_nb(t, to, pl_buf(n, p, k) + j * b, b);
@@ -164,7 +164,7 @@ static int pl_sender(struct pl_ctx *c, int p, int j)
             goto out;
         }
         /* Sends to one receiver complete in order: this was buffer `done`. */
-        pl_add_one(&sy->drained[done & 1], nn);
+        pl_count_add(&sy->drained[done & 1], FUTEX_BITSET_MATCH_ANY, nn);
         done++;
         if (n->o->die_after && done == n->o->die_after && j == 0 && p == n->o->nphase - 2 &&
             n->node == n->nnode - 1)
@@ -219,11 +219,11 @@ static int pl_receiver(struct pl_ctx *c, int p, int j)
             int k = (int)(posted & 1);
             /* Round r of buffer k needs round r-1's block given back. */
             uint32_t r = (uint32_t)(posted / 2), need = r ? nn * (r - 1) + own : 0;
-            if (atomic_load_explicit(&sy->drained[k], memory_order_acquire) < need) {
+            if (atomic_load_explicit(&sy->drained[k].v, memory_order_acquire) < need) {
                 if (posted > done)
                     break; /* complete what is in flight first */
-                if (pl_wait_bits(c, &sy->drained[k], need, last ? bits : FUTEX_BITSET_MATCH_ANY,
-                                 "a drained buffer"))
+                if (pl_wait_count(c, &sy->drained[k], need, last ? bits : FUTEX_BITSET_MATCH_ANY,
+                                  "a drained buffer"))
                     goto out;
             }
             s = csn_rx_nb(t, pl_buf(n, p, k) + j * b, b, &got[k]);
@@ -252,7 +252,7 @@ static int pl_receiver(struct pl_ctx *c, int p, int j)
             pl_csn_fail(c, what, s, aborted);
             goto out;
         }
-        pl_add_one(&sy->filled[k], nn);
+        pl_count_add(&sy->filled[k], FUTEX_BITSET_MATCH_ANY, nn);
         done++;
     }
     rc = 0;
@@ -304,6 +304,7 @@ static int pl_first(struct pl_ctx *c)
     struct pl_sync *sy = &n->sh->phase[0];
     size_t b = n->o->bufsize, blen = (size_t)n->nnode * b;
     uint32_t nn = (uint32_t)n->nnode;
+    uint64_t lead = n->o->lead;
     unsigned char *mem = NULL;
     int fd = -1, rc = 1;
 
@@ -316,8 +317,22 @@ static int pl_first(struct pl_ctx *c)
         goto fail;
     int k = 0;
     for (uint64_t i = 0; i < n->o->nbuf; i++) {
-        if (pl_wait_ge(c, &sy->drained[k], nn * (uint32_t)(i / 2), "a drained buffer"))
+        if (pl_wait_count(c, &sy->drained[k], nn * (uint32_t)(i / 2), FUTEX_BITSET_MATCH_ANY,
+                          "a drained buffer"))
             goto fail;
+        /* The lead (flow control across the nodes): blocks sent far ahead of the receives
+         * of the next phase arrive as unexpected messages, which csn buffers (a copy more
+         * per block, and fresh memory, i.e. page faults, while that store grows to up to
+         * CSN_UNEXPECTED_LIMIT); this node's last phase having consumed buffer i-lead
+         * tells that the nodes' receivers got that far. Its give-back of this node's own
+         * block completes a buffer (pl_last's order): only that wake concerns us. */
+        if (lead && i >= lead) {
+            uint64_t u = i - lead;
+            if (pl_wait_count(c, &n->sh->phase[n->o->nphase - 1].drained[u & 1],
+                              nn * (uint32_t)(u / 2 + 1), 1u << (n->node % 32),
+                              "the last phase (--lead)"))
+                goto fail;
+        }
         /* Block by block, each handed to its sender at once: sender j's transfer overlaps
          * the filling of the next blocks. */
         for (uint32_t q = 0; q < nn; q++) {
@@ -332,14 +347,16 @@ static int pl_first(struct pl_ctx *c)
             } else {
                 memcpy(dst, mem + (size_t)j * b, b);
             }
-            pl_add_wake_bits(&sy->filled[k], 1, 1u << (j % 32));
+            pl_count_add(&sy->filled[k], 1u << (j % 32), 1);
         }
         k = !k;
     }
     /* The seed's last "wait for the senders' signal": every block went out. */
     uint64_t half = n->o->nbuf / 2;
-    if (pl_wait_ge(c, &sy->drained[0], nn * (uint32_t)(n->o->nbuf - half), "the last sends") ||
-        pl_wait_ge(c, &sy->drained[1], nn * (uint32_t)half, "the last sends"))
+    if (pl_wait_count(c, &sy->drained[0], nn * (uint32_t)(n->o->nbuf - half),
+                      FUTEX_BITSET_MATCH_ANY, "the last sends") ||
+        pl_wait_count(c, &sy->drained[1], nn * (uint32_t)half, FUTEX_BITSET_MATCH_ANY,
+                      "the last sends"))
         goto fail;
     rc = 0;
 fail:
@@ -366,7 +383,8 @@ static int pl_last(struct pl_ctx *c)
         goto fail;
     int k = 0;
     for (uint64_t i = 0; i < n->o->nbuf; i++) {
-        if (pl_wait_ge(c, &sy->filled[k], nn * (uint32_t)(i / 2 + 1), "a filled buffer"))
+        if (pl_wait_count(c, &sy->filled[k], nn * (uint32_t)(i / 2 + 1), FUTEX_BITSET_MATCH_ANY,
+                          "a filled buffer"))
             goto fail;
         /* Block by block, each given back to its receiver at once (the order of pl_first),
          * so that receiver j posts its next receive before its sender's next block comes. */
@@ -382,7 +400,7 @@ static int pl_last(struct pl_ctx *c)
             } else {
                 memcpy(mem + (size_t)j * b, src, b);
             }
-            pl_add_wake_bits(&sy->drained[k], 1, 1u << (j % 32));
+            pl_count_add(&sy->drained[k], 1u << (j % 32), 1);
         }
         k = !k;
     }

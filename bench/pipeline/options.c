@@ -25,12 +25,17 @@ void pl_usage(FILE *f)
         "the last phase gives its buffer back to the receivers block by block. Senders and\n"
         "receivers keep the operations of both buffers in flight. Signalling between them:\n"
         "futexes on counters in a MAP_SHARED|MAP_ANONYMOUS mapping created by the node\n"
-        "process before forking (a few sched_yield turns before sleeping; a wake only when a\n"
-        "waiter's count is reached).\n"
+        "process before forking (a few sched_yield turns before sleeping; a wake system\n"
+        "call only when a waiter's count is reached and someone may be asleep). csn waits\n"
+        "sleep at once (CSN_SPIN_US=0 unless set in the environment).\n"
         "Every process dies with its parent (PR_SET_PDEATHSIG), so nothing outlives a node.\n"
-        "A phase can run ahead of the next by what csn buffers for receivers that have not\n"
-        "asked yet (CSN_UNEXPECTED_LIMIT per process, default 64 MiB): a sender held back\n"
-        "waits while that backlog drains, so keep --timeout well above the time it takes.\n"
+        "Flow control across the nodes (--lead): the first phase fills buffer i only once\n"
+        "its node's last phase consumed buffer i-LEAD, so that blocks seldom reach a node\n"
+        "before its receivers asked for them (csn would buffer them: a copy more each).\n"
+        "Without it (--lead 0) a phase can run ahead of the next by what csn buffers for\n"
+        "receivers that have not asked yet (CSN_UNEXPECTED_LIMIT per process, default\n"
+        "64 MiB): a sender held back waits while that backlog drains, so keep --timeout\n"
+        "well above the time it takes.\n"
         "Every wait gives up after --timeout seconds, or when the node aborts (a process\n"
         "failed or died, SIGTERM/SIGINT): the job then exits non-zero.\n"
         "\n"
@@ -47,6 +52,8 @@ void pl_usage(FILE *f)
         "  --threads        phases, senders and receivers are threads of the node process,\n"
         "                   each sender and receiver with its own csn transport (default:\n"
         "                   processes, as in the seed)\n"
+        "  --lead N         the first phase stays at most N buffers ahead of its node's\n"
+        "                   last phase (default 2*NPHASE; 0: no limit)\n"
         "  --die-after N    testing: sender 0 of phase NPHASE-2 on the last node kills\n"
         "                   itself (SIGKILL) after sending N blocks (with --threads this\n"
         "                   kills the whole node process)\n"
@@ -161,8 +168,9 @@ int pl_parse(int argc, char **argv, struct pl_opts *o, int talk)
             return pl_bad(talk, "unknown option '%s'", arg);
         memcpy(name, arg, nlen);
         name[nlen] = '\0';
-        static const char *const known[] = {"--nphase", "--bufsize", "--nbuf",    "--source",
-                                            "--sink",   "--json",    "--timeout", "--die-after"};
+        static const char *const known[] = {"--nphase",  "--bufsize",   "--nbuf",
+                                            "--source",  "--sink",      "--json",
+                                            "--timeout", "--die-after", "--lead"};
         int found = 0;
         for (size_t q = 0; q < sizeof known / sizeof known[0]; q++)
             found |= !strcmp(name, known[q]);
@@ -206,11 +214,18 @@ int pl_parse(int argc, char **argv, struct pl_opts *o, int talk)
             if (pl_parse_u64(val, 0, &v) || v < 1 || v > 86400)
                 return pl_bad(talk, "--timeout '%s': want seconds 1..86400", val);
             o->timeout_s = (unsigned)v;
+        } else if (!strcmp(name, "--lead")) {
+            if (pl_parse_u64(val, 0, &v) || v > 100000000)
+                return pl_bad(talk, "--lead '%s': want an integer 0..100000000", val);
+            o->lead = v;
+            o->lead_set = 1;
         } else {
             if (pl_parse_u64(val, 0, &v) || v < 1)
                 return pl_bad(talk, "--die-after '%s': want a positive integer", val);
             o->die_after = v;
         }
     }
+    if (!o->lead_set)
+        o->lead = 2 * (uint64_t)o->nphase;
     return 0;
 }

@@ -26,6 +26,9 @@ struct pl_opts {
     unsigned timeout_s; /* longest single wait before giving up */
     uint64_t die_after; /* 0: off; else a sender kills itself after this many blocks */
     int threads;        /* 1: phases, senders and receivers are threads of the node process */
+    uint64_t lead;      /* the first phase fills buffer i once the last phase consumed buffer
+                           i-lead; 0: no such limit (default 2*nphase, see pl_first) */
+    int lead_set;       /* 1: --lead was given */
 };
 
 /* Parses argv. Returns 0 on success, 1 when --help was asked (usage printed when
@@ -33,16 +36,23 @@ struct pl_opts {
 int pl_parse(int argc, char **argv, struct pl_opts *o, int talk);
 void pl_usage(FILE *f);
 
+/* A counter that only grows, waited for with a futex on v. sleepers counts the waiters
+ * that may be asleep on it, so that an increment nobody waits for costs no system call. */
+struct pl_count {
+    _Atomic uint32_t v;
+    _Atomic uint32_t sleepers;
+};
+
 /* Double-buffer state of one phase on one node. All counters only grow.
- * filled[k]  : blocks written into buffer k so far (receivers +1 each, first phase +nnode);
- * drained[k] : blocks taken out of buffer k so far (senders +1 each, last phase +nnode).
+ * filled[k]  : blocks written into buffer k so far (receivers, or the first phase, +1 each);
+ * drained[k] : blocks taken out of buffer k so far (senders, or the last phase, +1 each).
  * Use number i of a buffer (i = 0, 1, 2, ... over the run) uses k = i % 2 and round r = i / 2:
  * buffer k may be written once drained[k] >= nnode*r and read once filled[k] >= nnode*(r+1). */
 struct pl_sync {
-    _Atomic uint32_t filled[2];
-    char pad1[64 - 2 * sizeof(uint32_t)];
-    _Atomic uint32_t drained[2];
-    char pad2[64 - 2 * sizeof(uint32_t)];
+    struct pl_count filled[2];
+    char pad1[64 - 2 * sizeof(struct pl_count)];
+    struct pl_count drained[2];
+    char pad2[64 - 2 * sizeof(struct pl_count)];
 };
 
 /* The node's shared area: one MAP_SHARED|MAP_ANONYMOUS mapping created by the rank before
@@ -94,17 +104,16 @@ double pl_now(void);
 /* Waits until *w >= target. 0 on success; -1 on abort, timeout, dead parent or failed
  * child (one line printed unless the node was already aborting). */
 int pl_wait_ge(struct pl_ctx *c, _Atomic uint32_t *w, uint32_t target, const char *what);
-/* pl_wait_ge woken only by wakes whose bitset shares a bit with `bits`. */
-int pl_wait_bits(struct pl_ctx *c, _Atomic uint32_t *w, uint32_t target, uint32_t bits,
-                 const char *what);
-/* Adds v and wakes the waiters whose bits share one with `bits`. */
-void pl_add_wake_bits(_Atomic uint32_t *w, uint32_t v, uint32_t bits);
+/* Waits until cnt->v >= target, woken only by wakes whose bitset shares a bit with `bits`. */
+int pl_wait_count(struct pl_ctx *c, struct pl_count *cnt, uint32_t target, uint32_t bits,
+                  const char *what);
 void pl_add_wake(_Atomic uint32_t *w, uint32_t v);
-/* Adds 1 and wakes the waiters only when the count reaches a multiple of `every`: the
- * filled and drained counters are only ever waited for at multiples of nnode, so the
- * nnode-1 earlier senders or receivers of a buffer need not wake anyone (a woken phase
- * process would only find the buffer incomplete and sleep again). */
-void pl_add_one(_Atomic uint32_t *w, uint32_t every);
+/* Adds 1 and, if anyone may sleep on it, wakes the waiters whose bits share one with
+ * `bits`; only when the count reaches a multiple of `every`: the filled and drained
+ * counters of senders and receivers are only ever waited for at multiples of nnode, so the
+ * nnode-1 earlier ones of a buffer need not wake anyone (a woken phase process would only
+ * find the buffer incomplete and sleep again). */
+void pl_count_add(struct pl_count *cnt, uint32_t bits, uint32_t every);
 /* Marks the node as aborting and wakes every waiter. Async-signal-safe. */
 void pl_abort(struct pl_shared *sh, int nphase);
 /* Reaps exited children without blocking: 0 ok, -1 when one failed (reported). */

@@ -61,17 +61,15 @@ void pl_add_wake(_Atomic uint32_t *w, uint32_t v)
     pl_futex_wake(w);
 }
 
-void pl_add_wake_bits(_Atomic uint32_t *w, uint32_t v, uint32_t bits)
+/* The increment and the read of sleepers are sequentially consistent, as are a waiter's
+ * increment of sleepers and its read of the count (pl_wait_count): either the waiter sees
+ * the new count, or this sees the waiter and wakes it (FUTEX_WAIT also returns at once when
+ * the count moved after the waiter read it). */
+void pl_count_add(struct pl_count *cnt, uint32_t bits, uint32_t every)
 {
-    atomic_fetch_add_explicit(w, v, memory_order_release);
-    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL, bits);
-}
-
-void pl_add_one(_Atomic uint32_t *w, uint32_t every)
-{
-    uint32_t now = atomic_fetch_add_explicit(w, 1, memory_order_release) + 1;
-    if (now % every == 0)
-        pl_futex_wake(w);
+    uint32_t now = atomic_fetch_add(&cnt->v, 1) + 1;
+    if (now % every == 0 && atomic_load(&cnt->sleepers) > 0)
+        syscall(SYS_futex, (uint32_t *)&cnt->v, FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL, bits);
 }
 
 void pl_abort(struct pl_shared *sh, int nphase)
@@ -83,8 +81,8 @@ void pl_abort(struct pl_shared *sh, int nphase)
     pl_futex_wake(&sh->done);
     for (int p = 0; p < nphase; p++)
         for (int k = 0; k < 2; k++) {
-            pl_futex_wake(&sh->phase[p].filled[k]);
-            pl_futex_wake(&sh->phase[p].drained[k]);
+            pl_futex_wake(&sh->phase[p].filled[k].v);
+            pl_futex_wake(&sh->phase[p].drained[k].v);
         }
 }
 
@@ -187,8 +185,9 @@ int pl_reap_all(struct pl_ctx *c, double grace_s)
     return rc;
 }
 
-int pl_wait_bits(struct pl_ctx *c, _Atomic uint32_t *w, uint32_t target, uint32_t bits,
-                 const char *what)
+/* Waits until *w >= target; `sleepers` (NULL: none) counts this waiter while it may sleep. */
+static int pl_wait(struct pl_ctx *c, _Atomic uint32_t *w, _Atomic uint32_t *sleepers,
+                   uint32_t target, uint32_t bits, const char *what)
 {
     struct pl_shared *sh = c->n->sh;
     double t0 = 0;
@@ -223,13 +222,27 @@ int pl_wait_bits(struct pl_ctx *c, _Atomic uint32_t *w, uint32_t target, uint32_
             pl_abort(sh, c->n->o->nphase);
             return -1;
         }
-        pl_futex_wait(w, v, PL_SLICE_NS, bits);
+        if (!sleepers) {
+            pl_futex_wait(w, v, PL_SLICE_NS, bits);
+            continue;
+        }
+        atomic_fetch_add(sleepers, 1);
+        v = atomic_load(w);
+        if (v < target && !atomic_load(&sh->abort))
+            pl_futex_wait(w, v, PL_SLICE_NS, bits);
+        atomic_fetch_sub(sleepers, 1);
     }
 }
 
 int pl_wait_ge(struct pl_ctx *c, _Atomic uint32_t *w, uint32_t target, const char *what)
 {
-    return pl_wait_bits(c, w, target, FUTEX_BITSET_MATCH_ANY, what);
+    return pl_wait(c, w, NULL, target, FUTEX_BITSET_MATCH_ANY, what);
+}
+
+int pl_wait_count(struct pl_ctx *c, struct pl_count *cnt, uint32_t target, uint32_t bits,
+                  const char *what)
+{
+    return pl_wait(c, &cnt->v, &cnt->sleepers, target, bits, what);
 }
 
 int pl_child_setup(pid_t parent)

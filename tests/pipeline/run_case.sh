@@ -1,7 +1,8 @@
 #!/bin/sh
 # run_case.sh: one pipeline run under csnrun with file source and sink, checked byte for byte.
-# usage: run_case.sh CSNRUN PIPELINE PL_CHECK NNODE NPHASE NBUF BUFSIZE [pernode|large|threads]
-#   pernode: every node has its own source and sink file (names with %r); threads: --threads
+# usage: run_case.sh CSNRUN PIPELINE PL_CHECK NNODE NPHASE NBUF BUFSIZE [pernode|large|threads|lead1|lead0]
+#   pernode: every node has its own source and sink file (names with %r); threads: --threads;
+#   lead1, lead0: --lead 1, --lead 0
 set -u
 csnrun=$1 pipeline=$2 check=$3 nnode=$4 nphase=$5 nbuf=$6 bufsize=$7 mode=${8:-}
 [ -x "$csnrun" ] || { echo "csnrun not built: skip"; exit 77; }
@@ -25,6 +26,9 @@ else
 fi
 extra=
 [ "$mode" = threads ] && extra=--threads
+# lead1: the tightest flow control (the first phase one buffer ahead of the last); lead0: none
+[ "$mode" = lead1 ] && extra="--lead 1"
+[ "$mode" = lead0 ] && extra="--lead 0"
 timeout -k 5 90 "$csnrun" -np "$nnode" "$pipeline" $extra --nphase "$nphase" --nbuf "$nbuf" \
     --bufsize "$bufsize" --source "$src" --sink "$dst" --json "$tmp/r.json" \
     --timeout 30 >"$tmp/out.txt" 2>"$tmp/err.txt"
