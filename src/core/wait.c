@@ -107,6 +107,14 @@ void csni_wait_forked(void)
     atomic_store(&wait_threads, wait_counted ? 1 : 0);
 }
 
+/* Whether a spinner's next turn will find something: its op is done, or a completion was
+ * queued since it last looked (seen). */
+static bool wait_arrived(csn_transport *t, struct csni_op *want, uint32_t seen)
+{
+    return want ? atomic_load_explicit(&want->state, memory_order_acquire) == CSNI_ST_DONE
+                : atomic_load_explicit(&t->wake_seq, memory_order_acquire) != seen;
+}
+
 /* Whether the sleeper on t has cause to look: its op is done, or a completion was queued. */
 static bool wait_woken(csn_transport *t, struct csni_op *want, uint32_t sleep_seq)
 {
@@ -220,7 +228,10 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
             return CSN_TIMEOUT;
         }
         if (spinning && now < spin_end) {
-            if (polite)
+            /* Yield only after a turn that brought nothing for us: a poll that delivered our
+             * completion would otherwise hand the CPU away with the result in hand (a
+             * context switch per completion among oversubscribed ranks). */
+            if (polite && !wait_arrived(t, want, seen))
                 sched_yield();
             continue;
         }
