@@ -166,14 +166,14 @@ struct csni_peer {
      * ready is seen true (atomic: a HELLO may set it while a sender looks). */
     struct csni_conn *_Atomic conn;
     bool lost;
-    int nconns;                    /* live connections; it is lost when the last one ends */
-    _Atomic bool ready;            /* conn set or lost (final): no need to connect */
-    _Atomic int64_t credit;        /* eager bytes we may still send to it (no lock) */
-    _Atomic size_t eager_max;      /* largest message sent eagerly to it (read without lock) */
-    struct csni_oplist wait_cts;   /* our transmits waiting for its CTS */
-    struct csni_oplist wait_data;  /* our receives waiting for its DATA */
-    _Atomic int64_t owed;          /* eager credit we owe it */
-    pthread_mutex_t conn_lock;     /* held while connecting (not on the fast path) */
+    int nconns;                   /* live connections; it is lost when the last one ends */
+    _Atomic bool ready;           /* conn set or lost (final): no need to connect */
+    _Atomic int64_t credit;       /* eager bytes we may still send to it (no lock) */
+    _Atomic size_t eager_max;     /* largest message sent eagerly to it (read without lock) */
+    struct csni_oplist wait_cts;  /* our transmits waiting for its CTS */
+    struct csni_oplist wait_data; /* our receives waiting for its DATA */
+    _Atomic int64_t owed;         /* eager credit we owe it */
+    pthread_mutex_t conn_lock;    /* held while connecting (not on the fast path) */
     struct csni_peer *next;
 };
 
@@ -209,8 +209,8 @@ struct csni_proc {
     uint64_t spin_ns;
     uint64_t polite_spin_ns; /* the spin of a wait that yields at each turn */
     uint64_t nap_ns;         /* longest sleep of a waiter before it looks by itself */
-    bool oversubscribed; /* more ranks on this host than CPUs we may run on */
-    int ncpu;            /* CPUs in our affinity mask */
+    bool oversubscribed;     /* more ranks on this host than CPUs we may run on */
+    int ncpu;                /* CPUs in our affinity mask */
     bool conn_per_transport;
     /* Transports by id. Readers look without a lock (csni_tport_find): slots and the array
      * pointer are atomics, and an outgrown array is retired, never freed, so a reader holding

@@ -197,8 +197,9 @@ void csni_poll(struct csni_proc *p)
             csni_conn_poll(c);
         /* initial-exec: no __tls_get_addr call on this hot path (4 bytes of static TLS) */
         static _Thread_local unsigned proc_polls __attribute__((tls_model("initial-exec")));
-        if ((++proc_polls & 1023) != 0 && atomic_load_explicit(&p->nshm, memory_order_relaxed) ==
-                                            atomic_load_explicit(&p->nconns, memory_order_relaxed))
+        if ((++proc_polls & 1023) != 0 &&
+            atomic_load_explicit(&p->nshm, memory_order_relaxed) ==
+                atomic_load_explicit(&p->nconns, memory_order_relaxed))
             return;
     }
     int n = epoll_wait(p->epfd, ev, 16, 0);

@@ -180,8 +180,8 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
     bool spinning = net;
     bool counted = false; /* in p->spinners: only once a wait lasts (short ones need no atomic) */
     /* A receive's wait reads its messages from the rings itself (csni_poll_direct). */
-    bool direct = (want ? want->kind == CSNI_OP_RX : (flags & CSN_RX) != 0) &&
-                  atomic_load(&p->nshm) > 0;
+    bool direct =
+        (want ? want->kind == CSNI_OP_RX : (flags & CSN_RX) != 0) && atomic_load(&p->nshm) > 0;
     for (unsigned turn = 0;; turn++) {
         /* A blocking call looks at its op; csn_test at the completion queue, under the lock
          * but only when wake_seq, which moves at every queued completion, moved. */
