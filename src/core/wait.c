@@ -167,11 +167,13 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
     uint32_t seen = atomic_load(&t->wake_seq);
     if (!want && wait_ready(t, NULL, flags, got))
         return CSN_OK; /* a completion is queued: no clock, no spin bookkeeping */
-    /* The clock is read lazily: a wait without limit needs it only to end its spin. */
+    /* The clock is read lazily: a wait without limit needs it only to end its spin. The
+     * spin's end is set at the loop's first look at the clock, when it is known whether the
+     * spin is polite (longer), for timed waits as for the others. */
     bool forever = timeout_us == CSN_FOREVER || timeout_us > UINT64_MAX / 2000;
     uint64_t now = forever ? 0 : csni_now_ns();
     uint64_t deadline = forever ? UINT64_MAX : now + timeout_us * 1000;
-    uint64_t spin_end = forever ? 0 : now + p->spin_ns;
+    uint64_t spin_end = 0;
     bool net = p->epfd >= 0;
     /* Every waiter spins first; beyond the host's CPUs it spins politely (below), yielding at
      * each turn: a thread whose messages are delivered meanwhile by whoever polls continues
