@@ -343,7 +343,7 @@ csn_status csn_rx(csn_transport *t, csn_netid *from, void *buf, size_t len, size
 csn_status csn_test(csn_transport *t, unsigned flags, uint64_t timeout_us, csn_netid *id,
                     void **buf, csn_status *op_status)
 {
-    struct csni_op *op;
+    struct csni_op res, *op = &res;
     csn_status rv;
     if ((rv = api_check(t)) != CSN_OK)
         return rv;
@@ -357,9 +357,7 @@ csn_status csn_test(csn_transport *t, unsigned flags, uint64_t timeout_us, csn_n
         *buf = op->buf;
     if (op_status)
         *op_status = op->status;
-    rv = op->kind == CSNI_OP_TX ? CSN_TX_READY : CSN_RX_READY;
-    api_free_op(t, op);
-    return rv;
+    return op->kind == CSNI_OP_TX ? CSN_TX_READY : CSN_RX_READY;
 }
 
 /* ---- job helpers ---- */

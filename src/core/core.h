@@ -334,6 +334,9 @@ bool csni_conn_rx_direct(struct csni_conn *c, csn_transport *t, struct csni_op *
 /* wait.c */
 void csni_futex_wake(_Atomic uint32_t *w);
 int csni_futex_wait(_Atomic uint32_t *w, uint32_t val, uint64_t timeout_ns);
+/* Waits for want (a blocking call's own op; *got = want), or, want NULL, for the first
+ * completion of the kinds in flags: then *got must point to the caller's record, which
+ * receives the completed op's peer, buf, status and kind (the op goes back to t). */
 csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uint64_t timeout_us,
                      struct csni_op **got);
 void csni_wake(csn_transport *t);

@@ -50,8 +50,17 @@ static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, s
         *got = want;
         return atomic_load(&want->state) == CSNI_ST_DONE;
     }
+    /* csn_test: the result is copied out and the op given back under one lock hold. */
     csni_lock(&t->lock);
-    ok = (*got = wait_take(t, flags)) != NULL;
+    struct csni_op *op = wait_take(t, flags);
+    if ((ok = op != NULL)) {
+        struct csni_op *res = *got;
+        res->peer = op->peer;
+        res->buf = op->buf;
+        res->status = op->status;
+        res->kind = op->kind;
+        csni_op_free(t, op);
+    }
     csni_unlock(&t->lock);
     return ok;
 }
