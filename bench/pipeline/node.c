@@ -297,6 +297,25 @@ static int pl_end_open(struct pl_ctx *c, const char *path, int flags, size_t ble
     return 0;
 }
 
+/* Moves block j of buffer round i between a phase buffer (blk) and the first or last phase's
+ * end (pl_end_open): the file at path from byte off0 on, or the memory buffer. is_write: to
+ * the end (the last phase), else from it. 0, or 1 after one line on stderr. */
+static int pl_end_block(struct pl_ctx *c, const char *path, int fd, unsigned char *mem,
+                        int is_write, unsigned char *blk, uint64_t off0, uint64_t i, int j)
+{
+    size_t b = c->n->o->bufsize, blen = (size_t)c->n->nnode * b;
+    if (fd < 0) {
+        unsigned char *m = mem + (size_t)j * b;
+        memcpy(is_write ? m : blk, is_write ? blk : m, b);
+        return 0;
+    }
+    if (pl_pio(fd, is_write, blk, b, off0 + i * blen + (uint64_t)j * b) == 0)
+        return 0;
+    fprintf(stderr, "pipeline: %s: %s %s: %s\n", c->who, is_write ? "writing" : "reading", path,
+            strerror(errno));
+    return 1;
+}
+
 /* First phase: fills buffer k from the source, then lets the senders have it. */
 static int pl_first(struct pl_ctx *c)
 {
@@ -337,16 +356,9 @@ static int pl_first(struct pl_ctx *c)
          * the filling of the next blocks. */
         for (uint32_t q = 0; q < nn; q++) {
             int j = (n->node + 1 + (int)q) % n->nnode;
-            unsigned char *dst = pl_buf(n, 0, k) + (size_t)j * b;
-            if (fd >= 0) {
-                if (pl_pio(fd, 0, dst, b, n->source_off + i * blen + (uint64_t)j * b)) {
-                    fprintf(stderr, "pipeline: %s: reading %s: %s\n", c->who, n->source_path,
-                            strerror(errno));
-                    goto fail;
-                }
-            } else {
-                memcpy(dst, mem + (size_t)j * b, b);
-            }
+            if (pl_end_block(c, n->source_path, fd, mem, 0, pl_buf(n, 0, k) + (size_t)j * b,
+                             n->source_off, i, j))
+                goto fail;
             pl_count_add(&sy->filled[k], 1u << (j % 32), 1);
         }
         k = !k;
@@ -390,16 +402,9 @@ static int pl_last(struct pl_ctx *c)
          * so that receiver j posts its next receive before its sender's next block comes. */
         for (uint32_t q = 0; q < nn; q++) {
             int j = (n->node + 1 + (int)q) % n->nnode;
-            unsigned char *src = pl_buf(n, p, k) + (size_t)j * b;
-            if (fd >= 0) {
-                if (pl_pio(fd, 1, src, b, n->sink_off + i * blen + (uint64_t)j * b)) {
-                    fprintf(stderr, "pipeline: %s: writing %s: %s\n", c->who, n->sink_path,
-                            strerror(errno));
-                    goto fail;
-                }
-            } else {
-                memcpy(mem + (size_t)j * b, src, b);
-            }
+            if (pl_end_block(c, n->sink_path, fd, mem, 1, pl_buf(n, p, k) + (size_t)j * b,
+                             n->sink_off, i, j))
+                goto fail;
             pl_count_add(&sy->drained[k], 1u << (j % 32), 1);
         }
         k = !k;
