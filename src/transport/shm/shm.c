@@ -10,12 +10,15 @@
  * copy) when the kernel permits it.
  *
  * Records. A ring carries variable-size records, each starting on a cache line: an 8-byte
- * header word (the record's byte count, or SHM_WRAP: "continue at the start of the ring"),
- * then the bytes. The header is written last, with a release store, and it is what the
- * consumer polls: a small frame arrives in the one cache line the consumer was already
- * watching (no separate index to fetch first). Before publishing a record the producer zeroes
- * the header slot that follows it, so the slot after the last record always reads 0 ("not
- * yet") however stale the bytes around it are. The consumer hands space back with a release
+ * header word (the record's byte count and, in the top byte, a pad; or SHM_WRAP: "continue
+ * at the start of the ring"), then pad unused bytes, then the bytes. The pad puts the first
+ * byte of a large payload on a cache line: copies to a destination 8 bytes off a 16-byte
+ * boundary run up to 15 times slower on some CPUs (AMD Zen 4's rep movsb: 18.7 instead of
+ * 1.3 us for 64 KiB), 48 bytes off a line still 25 % slower. The header is written last, with a
+ * release store, and it is what the consumer polls: a small frame arrives in the one cache line the
+ * consumer was already watching (no separate index to fetch first). Before publishing a record the
+ * producer zeroes the header slot that follows it, so the slot after the last record always reads 0
+ * ("not yet") however stale the bytes around it are. The consumer hands space back with a release
  * store of head (its own cache line), which the producer reads only when its cached copy
  * says the ring is full.
  * Sleep. A side that will sleep in epoll arms the ring (rx_armed / tx_armed = 1) and then
@@ -182,30 +185,55 @@ static void shm_ring_doorbell(struct csni_conn *c, _Atomic uint32_t *armed)
 
 #define SHM_LINE 64u
 #define SHM_WRAP UINT64_MAX
+#define SHM_PAD_SHIFT 56 /* header word: pad << SHM_PAD_SHIFT | byte count */
+#define SHM_LEN_MASK ((UINT64_C(1) << SHM_PAD_SHIFT) - 1)
+#define SHM_PAD_MIN 512u /* a run of at least this many bytes is copied line-aligned */
 
 static _Atomic uint64_t *shm_slot(struct shm_ring *r, uint64_t at)
 {
     return (_Atomic uint64_t *)(void *)(r->data + at);
 }
 
-static uint64_t shm_rec_bytes(uint64_t len)
+/* Ring bytes of a record whose header word is h (not SHM_WRAP). */
+static uint64_t shm_rec_bytes(uint64_t h)
 {
-    return (8u + len + SHM_LINE - 1) & ~(uint64_t)(SHM_LINE - 1);
+    return (8u + (h >> SHM_PAD_SHIFT) + (h & SHM_LEN_MASK) + SHM_LINE - 1) &
+           ~(uint64_t)(SHM_LINE - 1);
 }
 
-/* Payload capacity of a record in region bytes that must also leave the next header slot
- * (one line) free. */
-static uint64_t shm_cap(uint64_t region, uint64_t free_after)
+/* The bytes of the record at ring offset at whose header word is h. */
+static uint8_t *shm_rec_data(struct shm_ring *r, uint64_t at, uint64_t h)
+{
+    return r->data + at + 8 + (h >> SHM_PAD_SHIFT);
+}
+
+/* The pad that starts the first run of at least SHM_PAD_MIN bytes of iov on a cache line
+ * (a frame header of 40 bytes before it: 16); 0 when there is no such run. */
+static uint64_t shm_pad(const struct iovec *iov, int n)
+{
+    uint64_t before = 8;
+    for (int i = 0; i < n; i++) {
+        if (iov[i].iov_len >= SHM_PAD_MIN)
+            return (SHM_LINE - before % SHM_LINE) % SHM_LINE;
+        before += iov[i].iov_len;
+    }
+    return 0;
+}
+
+/* Payload capacity of a record with pad in region bytes that must also leave the next header
+ * slot (one line) free. */
+static uint64_t shm_cap(uint64_t region, uint64_t free_after, uint64_t pad)
 {
     uint64_t r = region < free_after ? region : free_after;
-    return r > 8u ? r - 8u : 0;
+    return r > 8u + pad ? r - 8u - pad : 0;
 }
 
-/* Copies iov into one record at ring offset at (cap bytes at most); returns bytes copied. */
-static size_t shm_fill(struct shm_ring *r, uint64_t at, const struct iovec *iov, int n,
-                       uint64_t cap)
+/* Copies iov into one record with pad at ring offset at (cap bytes at most); returns bytes
+ * copied. */
+static size_t shm_fill(struct shm_ring *r, uint64_t at, uint64_t pad, const struct iovec *iov,
+                       int n, uint64_t cap)
 {
-    uint8_t *dst = r->data + at + 8;
+    uint8_t *dst = r->data + at + 8 + pad;
     size_t done = 0;
     for (int i = 0; i < n && done < cap; i++) {
         size_t len = iov[i].iov_len < cap - done ? iov[i].iov_len : (size_t)(cap - done);
@@ -215,16 +243,17 @@ static size_t shm_fill(struct shm_ring *r, uint64_t at, const struct iovec *iov,
     return done;
 }
 
-/* Publishes a record of len bytes already copied skip bytes after tail (skip: the end of the
- * ring left unused, then a wrap marker leads to the record at offset 0): zeroes the header
- * slot after the record, writes its header (release), then the marker, and rings the
- * consumer if it sleeps. */
+/* Publishes a record of len bytes after pad already copied skip bytes after tail (skip: the
+ * end of the ring left unused, then a wrap marker leads to the record at offset 0): zeroes
+ * the header slot after the record, writes its header (release), then the marker, and rings
+ * the consumer if it sleeps. */
 static void shm_publish(struct csni_conn *c, struct shm_ring *r, uint64_t tail, uint64_t skip,
-                        uint64_t len)
+                        uint64_t pad, uint64_t len)
 {
-    uint64_t mask = c->shm->ring_bytes - 1, at = (tail + skip) & mask, rec = shm_rec_bytes(len);
+    uint64_t mask = c->shm->ring_bytes - 1, at = (tail + skip) & mask;
+    uint64_t h = pad << SHM_PAD_SHIFT | len, rec = shm_rec_bytes(h);
     atomic_store_explicit(shm_slot(r, (at + rec) & mask), 0, memory_order_relaxed);
-    atomic_store_explicit(shm_slot(r, at), len, memory_order_release);
+    atomic_store_explicit(shm_slot(r, at), h, memory_order_release);
     if (skip)
         atomic_store_explicit(shm_slot(r, tail & mask), SHM_WRAP, memory_order_release);
     atomic_store_explicit(&r->tail, tail + skip + rec, memory_order_relaxed);
@@ -239,14 +268,14 @@ static ssize_t shm_ring_put(struct csni_conn *c, const struct iovec *iov, int n,
     struct shm_ring *r = s->out;
     uint64_t size = s->ring_bytes, mask = size - 1;
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    uint64_t at = tail & mask, contig = size - at, total = 0;
+    uint64_t at = tail & mask, contig = size - at, total = 0, pad = shm_pad(iov, n);
     for (int i = 0; i < n; i++)
         total += iov[i].iov_len;
     /* avail >= SHM_LINE always: the slot at tail is ours (zeroed, the consumer waits on it). */
     uint64_t avail = size - (tail - s->head_cache), here, wrapped;
     for (int look = 0;; look++) {
-        here = shm_cap(contig, avail - SHM_LINE);
-        wrapped = avail > contig + SHM_LINE ? shm_cap(at, avail - contig - SHM_LINE) : 0;
+        here = shm_cap(contig, avail - SHM_LINE, pad);
+        wrapped = avail > contig + SHM_LINE ? shm_cap(at, avail - contig - SHM_LINE, pad) : 0;
         if (look == 1 || here >= total || wrapped >= total)
             break;
         s->head_cache = atomic_load_explicit(&r->head, memory_order_acquire);
@@ -256,16 +285,16 @@ static ssize_t shm_ring_put(struct csni_conn *c, const struct iovec *iov, int n,
         here = wrapped = 0;
     if (here < total && wrapped > here) {
         /* Record at the start of the ring, then the wrap marker that leads there. */
-        size_t len = shm_fill(r, 0, iov, n, wrapped);
-        shm_publish(c, r, tail, contig, len);
+        size_t len = shm_fill(r, 0, pad, iov, n, wrapped);
+        shm_publish(c, r, tail, contig, pad, len);
         return (ssize_t)len;
     }
     if (here == 0) {
         errno = EAGAIN;
         return -1;
     }
-    size_t len = shm_fill(r, at, iov, n, here);
-    shm_publish(c, r, tail, 0, len);
+    size_t len = shm_fill(r, at, pad, iov, n, here);
+    shm_publish(c, r, tail, 0, pad, len);
     return (ssize_t)len;
 }
 
@@ -280,17 +309,19 @@ bool csni_shm_write_frame(struct csni_conn *c, const uint8_t *hdr, const void *p
     struct shm_ring *r = s->out;
     uint64_t size = s->ring_bytes, mask = size - 1;
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), at = tail & mask;
-    uint64_t rec = shm_rec_bytes(CSNI_FRAME_SIZE + len);
+    uint64_t pad =
+        len >= SHM_PAD_MIN ? (SHM_LINE - (8 + CSNI_FRAME_SIZE) % SHM_LINE) % SHM_LINE : 0;
+    uint64_t rec = shm_rec_bytes(pad << SHM_PAD_SHIFT | (CSNI_FRAME_SIZE + len));
     if (at + rec > size || (tail - s->head_cache) + rec + SHM_LINE > size) {
         /* At the end of the ring, or full as far as we know: the general writer. */
         struct iovec iov[2] = {{.iov_base = (void *)hdr, .iov_len = CSNI_FRAME_SIZE},
                                {.iov_base = (void *)payload, .iov_len = len}};
         return shm_ring_put(c, iov, len ? 2 : 1, true) >= 0;
     }
-    uint8_t *d = r->data + at + 8;
+    uint8_t *d = r->data + at + 8 + pad;
     memcpy(d, hdr, CSNI_FRAME_SIZE);
     memcpy(d + CSNI_FRAME_SIZE, payload, len);
-    shm_publish(c, r, tail, 0, CSNI_FRAME_SIZE + len);
+    shm_publish(c, r, tail, 0, pad, CSNI_FRAME_SIZE + len);
     return true;
 }
 
@@ -308,8 +339,8 @@ size_t csni_shm_peek(struct csni_shm *s, const uint8_t **at)
     }
     if (h == 0)
         return 0;
-    *at = r->data + (head & mask) + 8 + s->rec_off;
-    return (size_t)(h - s->rec_off);
+    *at = shm_rec_data(r, head & mask, h) + s->rec_off;
+    return (size_t)((h & SHM_LEN_MASK) - s->rec_off);
 }
 
 void csni_shm_consume(struct csni_conn *c, size_t n)
@@ -320,7 +351,7 @@ void csni_shm_consume(struct csni_conn *c, size_t n)
     uint64_t h =
         atomic_load_explicit(shm_slot(r, head & (s->ring_bytes - 1)), memory_order_relaxed);
     s->rec_off += n;
-    if (s->rec_off < h)
+    if (s->rec_off < (h & SHM_LEN_MASK))
         return;
     s->rec_off = 0;
     atomic_store_explicit(&r->head, head + shm_rec_bytes(h), memory_order_release);
@@ -345,11 +376,12 @@ static ssize_t shm_ring_read(struct csni_conn *c, void *buf, size_t want)
             head += size - at;
             continue;
         }
-        size_t take = h - s->rec_off < want - got ? (size_t)(h - s->rec_off) : want - got;
-        memcpy((uint8_t *)buf + got, r->data + at + 8 + s->rec_off, take);
+        uint64_t len = h & SHM_LEN_MASK;
+        size_t take = len - s->rec_off < want - got ? (size_t)(len - s->rec_off) : want - got;
+        memcpy((uint8_t *)buf + got, shm_rec_data(r, at, h) + s->rec_off, take);
         got += take;
         s->rec_off += take;
-        if (s->rec_off == h) {
+        if (s->rec_off == len) {
             head += shm_rec_bytes(h);
             s->rec_off = 0;
         }
