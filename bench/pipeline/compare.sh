@@ -3,11 +3,12 @@
 # usage: bench/pipeline/compare.sh BUILD_DIR [NNODE [BLOCK_K [RUNS [NBUF]]]]
 # Chaos2 (Ptotal) counts the bytes between different nodes per second, so it is set against
 # pipeline's "between nodes" aggregate; both in MB/s with MB = 10^6 bytes.
-# PL_ARGS adds options to pipeline (e.g. PL_ARGS=--threads).
+# PL_ARGS adds options to pipeline (e.g. PL_ARGS=--threads); CSNRUN_ARGS adds options to
+# csnrun for both programs (e.g. CSNRUN_ARGS="--bind-to core").
 set -eu
 build=${1:?usage: compare.sh BUILD_DIR [NNODE [BLOCK_K [RUNS [NBUF]]]]}
 nnode=${2:-4} block=${3:-64} runs=${4:-7} nbuf=${5:-400}
-csnrun=$build/tools/csnrun/csnrun
+csnrun="$build/tools/csnrun/csnrun ${CSNRUN_ARGS:-}"
 nt_cmd="$csnrun -np $nnode $build/bench/nettest/nettest uK m$block M$block R1 T$nbuf Ptotal"
 pl_cmd="$csnrun -np $nnode $build/bench/pipeline/pipeline --nphase 2 --bufsize ${block}K --nbuf $nbuf ${PL_ARGS:-}"
 echo "nettest : $nt_cmd"

@@ -211,6 +211,7 @@ struct csni_proc {
     uint64_t nap_ns;         /* longest sleep of a waiter before it looks by itself */
     bool oversubscribed;     /* more ranks on this host than CPUs we may run on */
     int ncpu;                /* CPUs in our affinity mask */
+    uint32_t cpu_share;      /* ranks of this host that may run on our CPUs (CSN_CPU_SHARE) */
     bool conn_per_transport;
     /* Transports by id. Readers look without a lock (csni_tport_find): slots and the array
      * pointer are atomics, and an outgrown array is retired, never freed, so a reader holding

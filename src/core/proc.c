@@ -70,7 +70,10 @@ static void proc_cpus(struct csni_proc *p)
      * runs at once, about 1 us per hand-over) and lasts 1 ms before sleeping. */
     /* Processes forked by ranks (pipeline stages) are not counted by the launcher: assume
      * they share the CPUs with more processes than there are. */
-    p->oversubscribed = p->boot.local_size > ncpu || proc_forked;
+    /* csnrun --bind-to core says how many of the host's ranks share this rank's CPU;
+     * otherwise every rank of the host may run on our CPUs. */
+    p->cpu_share = (uint32_t)proc_env_u64("CSN_CPU_SHARE", (uint64_t)p->boot.local_size);
+    p->oversubscribed = p->cpu_share > (uint32_t)ncpu || proc_forked;
     p->ncpu = ncpu;
     p->spin_ns = proc_env_u64("CSN_SPIN_US", p->oversubscribed ? 1000 : 50) * 1000;
     p->polite_spin_ns = getenv("CSN_SPIN_US") ? p->spin_ns : 1000000;

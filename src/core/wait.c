@@ -220,14 +220,13 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         int d = direct ? csni_poll_direct(p, t, want) : -1;
         if (net && (d < 0 || (d == 0 && (turn & 15) == 15)))
             csni_poll(p);
-        /* Threads of all the host's ranks that wait in the library (ours times the ranks,
-         * an estimate) beyond its CPUs: spin politely, yielding the CPU at every turn to
+        /* Threads of all the ranks on our CPUs that wait in the library (ours times the
+         * ranks, an estimate) beyond those CPUs: spin politely, yielding the CPU at every turn to
          * whoever has work, and longer (a yield costs the others little, a sleep costs a
          * wake-up). */
-        bool polite =
-            p->oversubscribed ||
-            p->boot.local_size * atomic_load_explicit(&wait_threads, memory_order_relaxed) >
-                p->ncpu;
+        bool polite = p->oversubscribed ||
+                      p->cpu_share * atomic_load_explicit(&wait_threads, memory_order_relaxed) >
+                          (uint32_t)p->ncpu;
         if (timeout_us != 0 && (turn & 255) != 255 && spinning && !polite)
             continue; /* the clock, every 256th turn of a pure spin (a few microseconds) */
         now = csni_now_ns();

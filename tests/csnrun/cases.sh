@@ -300,6 +300,29 @@ remote)
         expect_rc 0
     fi
     ;;
+bind)
+    # --bind-to core: local rank r runs on the (r mod n)-th of csnrun's n CPUs only, its
+    # CSN_CPU_SHARE counts the host's ranks on that CPU, and --report-bindings says so.
+    cpus=$(grep Cpus_allowed_list /proc/self/status | awk '{ print $2 }' |
+        awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-"); for (c = r[1]; c <= r[n]; c++) print c } }')
+    ncpu=$(echo "$cpus" | grep -c .)
+    run -np 3 --bind-to core --report-bindings \
+        sh -c 'echo "$CSN_RANK $CSN_CPU_SHARE $(grep Cpus_allowed_list /proc/self/status | awk "{ print \$2 }")"'
+    expect_rc 0
+    for r in 0 1 2; do
+        cpu=$(echo "$cpus" | sed -n "$((r % ncpu + 1))p")
+        share=$((3 / ncpu + (r % ncpu < 3 % ncpu)))
+        grep -qx "$r $share $cpu" "$T/out" || fail "rank $r: wanted '$r $share $cpu': $(cat "$T/out")"
+        expect_err "rank $r on .*: bound to CPU $cpu\$"
+    done
+    # Without it: no binding, no CSN_CPU_SHARE, no report.
+    run -np 1 sh -c 'echo "${CSN_CPU_SHARE:-unset}"'
+    expect_rc 0
+    [ "$(cat "$T/out")" = unset ] && [ ! -s "$T/err" ] || fail "unbound job: $(cat "$T/out" "$T/err")"
+    run -np 1 --bind-to socket true
+    expect_rc 2
+    expect_err "^csnrun: --bind-to needs 'core' or 'none', not 'socket'$"
+    ;;
 *)
     fail "unknown case"
     ;;

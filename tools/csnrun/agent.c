@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@ struct arank {
     pid_t pid;  /* 0: not started */
     int ended;  /* reaped and reported */
     int out[3]; /* forward mode: read ends of its stdout (1) and stderr (2) pipes, or -1 */
+    int cpu;    /* BIND: the CPU it runs on, else -1 */
 };
 
 struct agent {
@@ -39,6 +41,8 @@ struct agent {
     pid_t guard;  /* holds the ranks' process group; kills it if we die */
     int guard_fd; /* write end of the guardian's pipe */
     int stopping;
+    int bind, report;   /* BIND: one CPU per rank (agent_cpus); report: say which */
+    int ncpu, *cpus;    /* BIND: the CPUs the agent may use, in ascending order */
     uint64_t kill_at;   /* stopping: when SIGKILL follows the SIGTERM */
     struct pollfd *fds; /* the event loop's arrays, 2 + 2 * nranks entries */
     struct arank **who; /* the rank whose output fds[i] is */
@@ -187,6 +191,11 @@ static int agent_setup_line(struct agent *a, char *line)
         return 0;
     }
     n = proto_split(line, f, 8);
+    if (n == 2 && strcmp(f[0], "BIND") == 0) {
+        a->bind = 1;
+        a->report = strcmp(f[1], "1") == 0;
+        return 0;
+    }
     if (n == 3 && strcmp(f[0], "NET") == 0)
         return agent_net(a, f[1], f[2]);
     if (n == 8 && strcmp(f[0], "JOB") == 0) {
@@ -209,6 +218,24 @@ static int agent_setup_line(struct agent *a, char *line)
 }
 
 /* ---- starting the ranks ---- */
+
+/* BIND: the CPUs this agent may run on (its affinity, e.g. from taskset or a batch
+ * system's cgroup), which local rank r takes the (r mod n)-th of. 0, or -1 after a line. */
+static int agent_cpus(struct agent *a)
+{
+    cpu_set_t set;
+    int c;
+
+    if (sched_getaffinity(0, sizeof set, &set) != 0 ||
+        (a->cpus = malloc((size_t)CPU_COUNT(&set) * sizeof *a->cpus)) == NULL) {
+        fprintf(stderr, "csnrun: --bind-to core on %s: %s\n", a->host, strerror(errno));
+        return -1;
+    }
+    for (c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set))
+            a->cpus[a->ncpu++] = c;
+    return 0;
+}
 
 /* The guardian: leader of the ranks' process group, so the group id stays valid (it is
  * never reaped before the end). It ignores SIGTERM; when the agent's end of its pipe
@@ -265,7 +292,7 @@ static char **agent_env(struct agent *a, const struct arank *r, int local_rank)
 
     while (environ[n] != NULL)
         n++;
-    env = calloc(n + (size_t)a->nenvs + 16, sizeof *env); /* 10 set here */
+    env = calloc(n + (size_t)a->nenvs + 16, sizeof *env); /* 11 set here */
     if (env == NULL)
         return NULL;
 #define AGENT_SET(...)                                                                             \
@@ -285,6 +312,11 @@ static char **agent_env(struct agent *a, const struct arank *r, int local_rank)
     AGENT_SET("CSN_HOST=%s", a->host);
     if (a->addr[0] != '\0')
         AGENT_SET("CSN_ADDR=%s", a->addr);
+    /* Bound: how many of this host's ranks share the rank's CPU (the library's spinning
+     * policy needs that, not the host's rank count). */
+    if (r->cpu >= 0)
+        AGENT_SET("CSN_CPU_SHARE=%d",
+                  a->nranks / a->ncpu + (local_rank % a->ncpu < a->nranks % a->ncpu));
 #undef AGENT_SET
     /* Earlier entries win: skip a later one whose name is already there. */
     for (i = 0; i < (size_t)a->nenvs + n; i++) {
@@ -328,6 +360,14 @@ static void agent_child(struct agent *a, struct arank *r, int outp[3][2], int er
     signal(SIGHUP, SIG_DFL);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    if (r->cpu >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(r->cpu, &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0)
+            fprintf(stderr, "csnrun: rank %d on %s: cannot bind to CPU %d: %s\n", r->rank, a->host,
+                    r->cpu, strerror(errno));
+    }
     /* stdin: rank 0 of a local (inherit-mode) job reads csnrun's stdin, the others nothing.
      * Not a terminal: the ranks are not in the terminal's foreground process group, so a
      * read would stop them (SIGTTIN). */
@@ -354,9 +394,12 @@ static void agent_child(struct agent *a, struct arank *r, int outp[3][2], int er
 static int agent_start_rank(struct agent *a, struct arank *r, int local_rank)
 {
     int outp[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}, errp[2], e = 0, s;
-    char **env = agent_env(a, r, local_rank);
+    char **env;
     pid_t pid;
     ssize_t got;
+
+    r->cpu = a->bind ? a->cpus[local_rank % a->ncpu] : -1;
+    env = agent_env(a, r, local_rank);
 
     if (env == NULL || pipe2(errp, O_CLOEXEC) != 0)
         goto fail;
@@ -392,6 +435,8 @@ static int agent_start_rank(struct agent *a, struct arank *r, int local_rank)
         }
     }
     agent_free_env(env);
+    if (a->report && r->cpu >= 0)
+        fprintf(stderr, "csnrun: rank %d on %s: bound to CPU %d\n", r->rank, a->host, r->cpu);
     agent_send(a, "PID %d %ld\n", r->rank, (long)pid);
     return 0;
 fail:
@@ -582,6 +627,7 @@ static void agent_free(struct agent *a)
     for (i = 0; i < a->nenvs; i++)
         free(a->envs[i]);
     free(a->envs);
+    free(a->cpus);
     free(a->ranks);
     free(a->fds);
     free(a->who);
@@ -649,6 +695,8 @@ int agent_main(int rfd, int wfd)
             goto out;
         }
     }
+    if (a.bind && agent_cpus(&a) != 0)
+        goto out;
     a.guard = agent_start_guard(&a);
     if (a.guard < 0) {
         fprintf(stderr, "csnrun: cannot fork on %s: %s\n", a.host, strerror(errno));

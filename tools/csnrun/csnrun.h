@@ -41,6 +41,8 @@ struct job {
     int ns_tcp;          /* name service over TCP even for a local job */
     const char *ns_host; /* --ns-host: the address the name service binds and advertises */
     long timeout_s;      /* 0: none */
+    int bind_core;       /* --bind-to core: each rank on one CPU (agent_cpus in agent.c) */
+    int report_bindings; /* --report-bindings */
 };
 
 /* ---- launcher (launch.c) ---- */
@@ -63,6 +65,8 @@ int agent_main(int rfd, int wfd);
  *        host: the CSN_HOST value; io: "inherit" (ranks write to the agent's stdout and
  *        stderr) or "forward" (the agent sends their output in OUT lines)
  *   ENV <NAME=VALUE>            one variable for every rank (after the agent's own environment)
+ *   BIND <report>               bind each rank to one CPU (--bind-to core); report: 1 to
+ *                               print a line per rank (--report-bindings), else 0
  *   NET addr <IPv4> | NET iface <NAME> | NET route <IP>
  *                               a job over several hosts: CSN_ADDR of this host's ranks is the
  *                               given address, that of interface NAME here, or the source

@@ -305,6 +305,8 @@ static int launch_send_job(struct launch *L, struct lagent *a)
                     h->local ? dir : "-", hn,
                     h->local && !j->tag_output ? "inherit" : "forward") != 0)
         goto out;
+    if (j->bind_core && proto_sendf(a->wfd, "BIND %d\n", j->report_bindings) != 0)
+        goto out;
     if (L->multihost) {
         const char *iface = getenv("CSN_IFACE");
         int r;

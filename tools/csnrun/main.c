@@ -35,6 +35,10 @@ static const char usage_text[] =
     "                       variable of csnrun's environment is forwarded anyway\n"
     "  --tag-output         prefix each output line with [RANK]\n"
     "  --timeout SECONDS    stop the job after SECONDS; csnrun then exits with 124\n"
+    "  --bind-to core|none  core: each process runs on one CPU of its host only, local\n"
+    "                       rank r on the (r mod n)-th of the n CPUs csnrun may use\n"
+    "                       there (its forks and threads too); none (default): anywhere\n"
+    "  --report-bindings    one line on stderr per bound process: rank, host, CPU\n"
     "  --ns-tcp             run the name service over TCP even for a job on this host only\n"
     "  --ns-host ADDR       the numeric IP address of this machine on which the TCP name\n"
     "                       service listens (default: see below)\n"
@@ -602,6 +606,12 @@ static int parse_command_line(struct job *job, struct pool *pool, int argc, char
             if (!ns_host_ok(v))
                 return usage_error("--ns-host needs a numeric IP address, not '%s'", v);
             job->ns_host = v;
+        } else if (m == 0 && (m = opt_is(argv, argc, &i, "--bind-to", &v)) > 0) {
+            if (strcmp(v, "core") != 0 && strcmp(v, "none") != 0)
+                return usage_error("--bind-to needs 'core' or 'none', not '%s'", v);
+            job->bind_core = strcmp(v, "core") == 0;
+        } else if (m == 0 && (m = opt_is(argv, argc, &i, "--report-bindings", NULL)) > 0) {
+            job->report_bindings = 1;
         } else if (m == 0 && (m = opt_is(argv, argc, &i, "--timeout", &v)) > 0) {
             job->timeout_s = parse_count(v, 100000000);
             if (job->timeout_s < 0)
