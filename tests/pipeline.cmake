@@ -13,11 +13,13 @@ if(TARGET pipeline)
 
   # NNODE;NPHASE;NBUF;BLOCK[;MODE], kept small: 4 x 5 is 152 processes on 2 cores. MODE
   # "large" only names a case with blocks above the eager limit; "pernode" uses %r files;
-  # "threads" runs with --threads; "lead1" and "lead0" with --lead 1 and --lead 0.
+  # "threads" runs with --threads; "lead1" and "lead0" with --lead 1 and --lead 0; "normal"
+  # with --sched normal; "bound" with --threads under csnrun --bind-to core.
   foreach(case "1;2;40;4096" "1;3;30;1000" "1;5;20;512" "2;2;30;4096" "2;3;25;1000" "2;5;12;512"
                "4;2;16;2048" "4;3;12;1000" "4;5;8;256" "2;3;6;262144;large" "2;4;9;3000;pernode"
                "2;3;25;1000;threads" "4;5;8;256;threads" "4;2;16;2048;lead1"
-               "4;3;12;1000;lead1" "2;3;25;1000;lead0")
+               "4;3;12;1000;lead1" "2;3;25;1000;lead0" "2;3;25;1000;normal"
+               "4;2;16;2048;bound")
     list(GET case 0 nn)
     list(GET case 1 np)
     list(GET case 2 nb)

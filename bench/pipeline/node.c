@@ -290,7 +290,7 @@ static int pl_end_open(struct pl_ctx *c, const char *path, int flags, size_t ble
             fprintf(stderr, "pipeline: %s: %s: %s\n", c->who, path, strerror(errno));
             return 1;
         }
-    } else if ((*mem = malloc(blen)) == NULL) {
+    } else if ((*mem = aligned_alloc(4096, (blen + 4095) & ~(size_t)4095)) == NULL) {
         fprintf(stderr, "pipeline: %s: out of memory (%zu bytes)\n", c->who, blen);
         return 1;
     }

@@ -54,6 +54,10 @@ void pl_usage(FILE *f)
         "                   processes, as in the seed)\n"
         "  --lead N         the first phase stays at most N buffers ahead of its node's\n"
         "                   last phase (default 2*NPHASE; 0: no limit)\n"
+        "  --sched batch|normal  scheduling policy of the node and everything it starts\n"
+        "                   (default batch: SCHED_BATCH, a woken stage does not preempt\n"
+        "                   the one that woke it, which then hands over more blocks per\n"
+        "                   turn; normal: SCHED_OTHER as inherited)\n"
         "  --die-after N    testing: sender 0 of phase NPHASE-2 on the last node kills\n"
         "                   itself (SIGKILL) after sending N blocks (with --threads this\n"
         "                   kills the whole node process)\n"
@@ -168,9 +172,9 @@ int pl_parse(int argc, char **argv, struct pl_opts *o, int talk)
             return pl_bad(talk, "unknown option '%s'", arg);
         memcpy(name, arg, nlen);
         name[nlen] = '\0';
-        static const char *const known[] = {"--nphase",  "--bufsize",   "--nbuf",
-                                            "--source",  "--sink",      "--json",
-                                            "--timeout", "--die-after", "--lead"};
+        static const char *const known[] = {"--nphase", "--bufsize", "--nbuf",    "--source",
+                                            "--sink",   "--json",    "--timeout", "--die-after",
+                                            "--lead",   "--sched"};
         int found = 0;
         for (size_t q = 0; q < sizeof known / sizeof known[0]; q++)
             found |= !strcmp(name, known[q]);
@@ -219,6 +223,10 @@ int pl_parse(int argc, char **argv, struct pl_opts *o, int talk)
                 return pl_bad(talk, "--lead '%s': want an integer 0..100000000", val);
             o->lead = v;
             o->lead_set = 1;
+        } else if (!strcmp(name, "--sched")) {
+            if (strcmp(val, "batch") && strcmp(val, "normal"))
+                return pl_bad(talk, "--sched '%s': want batch or normal", val);
+            o->sched_normal = !strcmp(val, "normal");
         } else {
             if (pl_parse_u64(val, 0, &v) || v < 1)
                 return pl_bad(talk, "--die-after '%s': want a positive integer", val);

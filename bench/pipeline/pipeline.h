@@ -29,6 +29,7 @@ struct pl_opts {
     uint64_t lead;      /* the first phase fills buffer i once the last phase consumed buffer
                            i-lead; 0: no such limit (default 2*nphase, see pl_first) */
     int lead_set;       /* 1: --lead was given */
+    int sched_normal;   /* 1: --sched normal (else SCHED_BATCH, set in main) */
 };
 
 /* Parses argv. Returns 0 on success, 1 when --help was asked (usage printed when

@@ -52,8 +52,10 @@ void pl_report_header(FILE *f, const struct pl_opts *o, int nnode)
             (unsigned long long)o->nbuf);
     fprintf(f, "  source %s, sink %s, double buffers signalled by %s\n", pl_or_mem(o->source),
             pl_or_mem(o->sink), PL_SYNC_DESC);
-    fprintf(f, "  lead %llu buffers%s, CSN_SPIN_US=%s\n", (unsigned long long)o->lead,
-            o->lead ? "" : " (no limit)", getenv("CSN_SPIN_US") ? getenv("CSN_SPIN_US") : "-");
+    fprintf(f, "  lead %llu buffers%s, CSN_SPIN_US=%s, scheduling %s\n",
+            (unsigned long long)o->lead, o->lead ? "" : " (no limit)",
+            getenv("CSN_SPIN_US") ? getenv("CSN_SPIN_US") : "-",
+            o->sched_normal ? "normal" : "batch");
 }
 
 void pl_report_table(FILE *f, const struct pl_opts *o, int nnode, const struct pl_result *r)
@@ -92,6 +94,7 @@ int pl_report_json(const char *path, const struct pl_opts *o, int nnode, const s
     fprintf(f, ",\n  \"spin_us\": ");
     bench_json_str(f, getenv("CSN_SPIN_US") ? getenv("CSN_SPIN_US") : "");
     fprintf(f, ",\n  \"lead\": %llu", (unsigned long long)o->lead);
+    fprintf(f, ",\n  \"sched\": \"%s\"", o->sched_normal ? "normal" : "batch");
     fprintf(f, ",\n  \"mode\": \"%s\",\n  \"sync\": ", o->threads ? "threads" : "processes");
     bench_json_str(f, PL_SYNC_DESC);
     fprintf(f,

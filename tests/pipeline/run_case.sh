@@ -1,8 +1,9 @@
 #!/bin/sh
 # run_case.sh: one pipeline run under csnrun with file source and sink, checked byte for byte.
-# usage: run_case.sh CSNRUN PIPELINE PL_CHECK NNODE NPHASE NBUF BUFSIZE [pernode|large|threads|lead1|lead0]
+# usage: run_case.sh CSNRUN PIPELINE PL_CHECK NNODE NPHASE NBUF BUFSIZE [pernode|large|threads|lead1|lead0|normal|bound]
 #   pernode: every node has its own source and sink file (names with %r); threads: --threads;
-#   lead1, lead0: --lead 1, --lead 0
+#   lead1, lead0: --lead 1, --lead 0; normal: --sched normal; bound: csnrun --bind-to core
+#   with --threads
 set -u
 csnrun=$1 pipeline=$2 check=$3 nnode=$4 nphase=$5 nbuf=$6 bufsize=$7 mode=${8:-}
 [ -x "$csnrun" ] || { echo "csnrun not built: skip"; exit 77; }
@@ -29,7 +30,9 @@ extra=
 # lead1: the tightest flow control (the first phase one buffer ahead of the last); lead0: none
 [ "$mode" = lead1 ] && extra="--lead 1"
 [ "$mode" = lead0 ] && extra="--lead 0"
-timeout -k 5 90 "$csnrun" -np "$nnode" "$pipeline" $extra --nphase "$nphase" --nbuf "$nbuf" \
+[ "$mode" = normal ] && extra="--sched normal"
+[ "$mode" = bound ] && extra=--threads && bind="--bind-to core"
+timeout -k 5 90 "$csnrun" ${bind:-} -np "$nnode" "$pipeline" $extra --nphase "$nphase" --nbuf "$nbuf" \
     --bufsize "$bufsize" --source "$src" --sink "$dst" --json "$tmp/r.json" \
     --timeout 30 >"$tmp/out.txt" 2>"$tmp/err.txt"
 rc=$?
@@ -48,4 +51,7 @@ grep -q "\"nnode\": $nnode," "$tmp/r.json" || fail "json lacks nnode"
 grep -q "\"total_bytes\": $(( (nphase - 1) * nnode * nnode * nbuf * bufsize ))," "$tmp/r.json" ||
     fail "json total_bytes wrong"
 grep -q "aggregate throughput" "$tmp/out.txt" || fail "no table"
+sched=batch
+[ "$mode" = normal ] && sched=normal
+grep -q "\"sched\": \"$sched\"" "$tmp/r.json" || fail "json lacks sched $sched"
 echo "ok: $nnode nodes x $nphase phases, $nbuf buffers of $nnode x $bufsize B"

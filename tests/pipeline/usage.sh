@@ -7,7 +7,8 @@ trap 'rm -rf "$tmp"' EXIT
 "$pipeline" --help >"$tmp/help" 2>&1 || { echo "FAIL: --help exit $?"; exit 1; }
 grep -q -- "--bufsize" "$tmp/help" || { echo "FAIL: --help text"; exit 1; }
 for args in "--bogus" "--nphase 1" "--nphase x" "--bufsize 0" "--bufsize 3Q" "--nbuf" \
-    "--nbuf -3" "--timeout 0" "--source" "--json=" "stray" "--lead x"; do
+    "--nbuf -3" "--timeout 0" "--source" "--json=" "stray" "--lead x" "--sched foo" \
+    "--sched"; do
     # shellcheck disable=SC2086
     "$pipeline" $args >"$tmp/out" 2>"$tmp/err"
     rc=$?
