@@ -12,15 +12,15 @@
  * Records. A ring carries variable-size records, each starting on a cache line: an 8-byte
  * header word (the record's byte count and, in the top byte, a pad; or SHM_WRAP: "continue
  * at the start of the ring"), then pad unused bytes, then the bytes. The pad puts the first
- * byte of a large payload on a cache line: copies to a destination 8 bytes off a 16-byte
- * boundary run up to 15 times slower on some CPUs (AMD Zen 4's rep movsb: 18.7 instead of
- * 1.3 us for 64 KiB), 48 bytes off a line still 25 % slower. The header is written last, with a
- * release store, and it is what the consumer polls: a small frame arrives in the one cache line the
- * consumer was already watching (no separate index to fetch first). Before publishing a record the
- * producer zeroes the header slot that follows it, so the slot after the last record always reads 0
- * ("not yet") however stale the bytes around it are. The consumer hands space back with a release
- * store of head (its own cache line), which the producer reads only when its cached copy
- * says the ring is full.
+ * byte of a payload of SHM_PAD_MIN bytes or more on a cache line: a 64 KiB memcpy to a
+ * destination 8 bytes past a line takes 19x as long here as to an aligned one, 16-56 bytes
+ * past 1.4-1.8x (bench/copyalign). The header is written last, with a release store, and it
+ * is what the consumer polls: a small frame arrives in the one cache line the consumer was
+ * already watching (no separate index to fetch first). Before publishing a record the
+ * producer zeroes the header slot that follows it, so the slot after the last record always
+ * reads 0 ("not yet") however stale the bytes around it are. The consumer hands space back
+ * with a release store of head (its own cache line), which the producer reads only when its
+ * cached copy says the ring is full.
  * Sleep. A side that will sleep in epoll arms the ring (rx_armed / tx_armed = 1) and then
  * re-checks it; the other side, after publishing, reads the flag and, if it is armed,
  * clears it and writes one byte to the socket. Both sides put a seq_cst fence between
