@@ -209,7 +209,7 @@ struct csni_proc {
     uint64_t spin_ns;
     uint64_t polite_spin_ns; /* the spin of a wait that yields at each turn */
     uint64_t nap_ns;         /* longest sleep of a waiter before it looks by itself */
-    bool oversubscribed;     /* more ranks on this host than CPUs we may run on */
+    bool oversubscribed;     /* more ranks on our CPUs (cpu_share) than those CPUs */
     int ncpu;                /* CPUs in our affinity mask */
     uint32_t cpu_share;      /* ranks of this host that may run on our CPUs (CSN_CPU_SHARE) */
     bool conn_per_transport;

@@ -65,13 +65,12 @@ static void proc_cpus(struct csni_proc *p)
     int ncpu = 1;
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         ncpu = CPU_COUNT(&set);
-    /* More ranks on this host than CPUs to run them: a pure spin only steals the CPU from
+    /* More ranks on our CPUs than CPUs to run them: a pure spin only steals the CPU from
      * the process we wait for. Then the spin phase yields the CPU at every turn (the peer
-     * runs at once, about 1 us per hand-over) and lasts 1 ms before sleeping. */
-    /* Processes forked by ranks (pipeline stages) are not counted by the launcher: assume
+     * runs at once, about 1 us per hand-over) and lasts 1 ms before sleeping. The ranks on
+     * our CPUs: those csnrun --bind-to core counts in CSN_CPU_SHARE, else all of the host's.
+     * Processes forked by ranks (pipeline stages) are not counted by the launcher: assume
      * they share the CPUs with more processes than there are. */
-    /* csnrun --bind-to core says how many of the host's ranks share this rank's CPU;
-     * otherwise every rank of the host may run on our CPUs. */
     p->cpu_share = (uint32_t)proc_env_u64("CSN_CPU_SHARE", (uint64_t)p->boot.local_size);
     p->oversubscribed = p->cpu_share > (uint32_t)ncpu || proc_forked;
     p->ncpu = ncpu;
