@@ -64,6 +64,11 @@ if(TARGET pipeline)
                          ENVIRONMENT "${PL_ENV};TB_CSNRUN=${PL_CSNRUN}")
   endif()
 
+  add_test(NAME pipeline_none
+           COMMAND sh ${PL_DIR}/none_case.sh ${PL_CSNRUN} $<TARGET_FILE:pipeline>)
+  set_tests_properties(pipeline_none PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "${PL_ENV}")
+
   add_test(NAME pipeline_usage COMMAND sh ${PL_DIR}/usage.sh $<TARGET_FILE:pipeline>)
   set_tests_properties(pipeline_usage PROPERTIES TIMEOUT 30)
 endif()

@@ -64,7 +64,7 @@ static int pl_files(struct pl_node *n)
 {
     const struct pl_opts *o = n->o;
     uint64_t slice = o->nbuf * (uint64_t)n->nnode * o->bufsize;
-    if (o->source) {
+    if (o->source && o->source != pl_none) {
         int own = pl_expand(o->source, n->node, n->source_path, sizeof n->source_path);
         n->source_off = own ? 0 : (uint64_t)n->node * slice;
         int talk = own || n->node == 0;
@@ -89,7 +89,7 @@ static int pl_files(struct pl_node *n)
             return -1;
         }
     }
-    if (o->sink) {
+    if (o->sink && o->sink != pl_none) {
         int own = pl_expand(o->sink, n->node, n->sink_path, sizeof n->sink_path);
         n->sink_off = own ? 0 : (uint64_t)n->node * slice;
         uint64_t size = own ? slice : slice * (uint64_t)n->nnode;

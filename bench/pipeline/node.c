@@ -281,10 +281,13 @@ static int pl_pio(int fd, int is_write, unsigned char *p, size_t len, uint64_t o
 }
 
 /* The first or last phase's end of the data: the file at path (opened with flags), or, when
- * path is empty, a buffer of blen bytes in memory. 0, or 1 after one line on stderr. */
-static int pl_end_open(struct pl_ctx *c, const char *path, int flags, size_t blen, int *fd,
-                       unsigned char **mem)
+ * path is empty, a buffer of blen bytes in memory, or nothing (opt is pl_none: *fd stays -1
+ * and *mem NULL). 0, or 1 after one line on stderr. */
+static int pl_end_open(struct pl_ctx *c, const char *opt, const char *path, int flags, size_t blen,
+                       int *fd, unsigned char **mem)
 {
+    if (opt == pl_none)
+        return 0;
     if (path[0]) {
         if ((*fd = open(path, flags | O_CLOEXEC)) < 0) {
             fprintf(stderr, "pipeline: %s: %s: %s\n", c->who, path, strerror(errno));
@@ -298,15 +301,17 @@ static int pl_end_open(struct pl_ctx *c, const char *path, int flags, size_t ble
 }
 
 /* Moves block j of buffer round i between a phase buffer (blk) and the first or last phase's
- * end (pl_end_open): the file at path from byte off0 on, or the memory buffer. is_write: to
- * the end (the last phase), else from it. 0, or 1 after one line on stderr. */
+ * end (pl_end_open): the file at path from byte off0 on, the memory buffer, or nothing.
+ * is_write: to the end (the last phase), else from it. 0, or 1 after one line on stderr. */
 static int pl_end_block(struct pl_ctx *c, const char *path, int fd, unsigned char *mem,
                         int is_write, unsigned char *blk, uint64_t off0, uint64_t i, int j)
 {
     size_t b = c->n->o->bufsize, blen = (size_t)c->n->nnode * b;
     if (fd < 0) {
-        unsigned char *m = mem + (size_t)j * b;
-        memcpy(is_write ? m : blk, is_write ? blk : m, b);
+        if (mem) {
+            unsigned char *m = mem + (size_t)j * b;
+            memcpy(is_write ? m : blk, is_write ? blk : m, b);
+        }
         return 0;
     }
     if (pl_pio(fd, is_write, blk, b, off0 + i * blen + (uint64_t)j * b) == 0)
@@ -327,7 +332,7 @@ static int pl_first(struct pl_ctx *c)
     unsigned char *mem = NULL;
     int fd = -1, rc = 1;
 
-    if (pl_end_open(c, n->source_path, O_RDONLY, blen, &fd, &mem))
+    if (pl_end_open(c, n->o->source, n->source_path, O_RDONLY, blen, &fd, &mem))
         goto fail;
     if (mem)
         for (size_t q = 0; q < blen; q++)
@@ -391,7 +396,7 @@ static int pl_last(struct pl_ctx *c)
     unsigned char *mem = NULL;
     int fd = -1, rc = 1;
 
-    if (pl_end_open(c, n->sink_path, O_WRONLY, blen, &fd, &mem))
+    if (pl_end_open(c, n->o->sink, n->sink_path, O_WRONLY, blen, &fd, &mem))
         goto fail;
     int k = 0;
     for (uint64_t i = 0; i < n->o->nbuf; i++) {

@@ -8,6 +8,8 @@
 
 #include "pipeline.h"
 
+const char pl_none[] = "none";
+
 void pl_usage(FILE *f)
 {
     fputs(
@@ -44,9 +46,12 @@ void pl_usage(FILE *f)
         "  --bufsize SIZE   bytes of one block = one message (default 64K); a buffer is\n"
         "                   NNODE blocks. SIZE: bytes, or with suffix K, M, G (1024-based)\n"
         "  --nbuf N         buffers streamed through every phase (default 100)\n"
-        "  --source mem|FILE  first phase reads its buffers from memory (copy of one\n"
-        "                   buffer-sized area) or from FILE (default mem)\n"
-        "  --sink mem|FILE  last phase writes its buffers to memory or to FILE (default mem)\n"
+        "  --source mem|none|FILE  first phase reads its buffers from memory (copy of one\n"
+        "                   buffer-sized area) or from FILE (default mem); none: it hands\n"
+        "                   them on unfilled (diagnostic: the transfers without that copy;\n"
+        "                   a file named none is ./none)\n"
+        "  --sink mem|none|FILE  last phase writes its buffers to memory or to FILE (default\n"
+        "                   mem); none: it gives them back unread\n"
         "  --json FILE      also write the results as JSON (rank 0)\n"
         "  --timeout SEC    longest single wait before a process gives up (default 60)\n"
         "  --threads        phases, senders and receivers are threads of the node process,\n"
@@ -203,7 +208,7 @@ int pl_parse(int argc, char **argv, struct pl_opts *o, int talk)
         } else if (!strcmp(name, "--source") || !strcmp(name, "--sink")) {
             if (!*val)
                 return pl_bad(talk, "%s: empty file name (use 'mem' for memory)", name);
-            const char *f = strcmp(val, "mem") ? val : NULL;
+            const char *f = !strcmp(val, "mem") ? NULL : !strcmp(val, "none") ? pl_none : val;
             if (f && strlen(f) >= 4000)
                 return pl_bad(talk, "%s: file name too long", name);
             if (name[3] == 'o')

@@ -20,8 +20,8 @@ struct pl_opts {
     int nphase;         /* phases per node, >= 2 */
     uint64_t bufsize;   /* bytes of ONE block (one message); a buffer holds nnode blocks */
     uint64_t nbuf;      /* buffers streamed through every phase */
-    const char *source; /* NULL: memory; otherwise a file name (may contain %r) */
-    const char *sink;   /* NULL: memory; otherwise a file name (may contain %r) */
+    const char *source; /* NULL: memory; pl_none: none; otherwise a file (may contain %r) */
+    const char *sink;   /* NULL: memory; pl_none: none; otherwise a file (may contain %r) */
     const char *json;   /* NULL or the JSON report file (written by rank 0) */
     unsigned timeout_s; /* longest single wait before giving up */
     uint64_t die_after; /* 0: off; else a sender kills itself after this many blocks */
@@ -31,6 +31,10 @@ struct pl_opts {
     int lead_set;       /* 1: --lead was given */
     int sched_normal;   /* 1: --sched normal (else SCHED_BATCH, set in main) */
 };
+
+/* --source none / --sink none: the first phase hands its buffers on without filling them,
+ * the last phase gives them back without reading them (the transfers alone are measured). */
+extern const char pl_none[];
 
 /* Parses argv. Returns 0 on success, 1 when --help was asked (usage printed when
  * `talk`), 2 on a usage error (one line printed when `talk`). */
