@@ -226,11 +226,13 @@ int main(int argc, char **argv)
     memset(&n, 0, sizeof n);
     memset(&c, 0, sizeof c);
     n.o = &o;
-    /* A csn wait sleeps at once unless the user asks otherwise: with 2*NNODE*(NPHASE-1)
-     * processes (or threads) per node handing blocks to each other, a waiter's spin
-     * (yielding, 1 ms by default beyond the host's CPUs) only delays the process that would
-     * bring its block (measured in bench/pipeline/RESULTS.md). Inherited by the children. */
-    setenv("CSN_SPIN_US", "0", 0);
+    /* A csn wait spins briefly (threads) or sleeps at once (processes) unless the user asks
+     * otherwise. With 2*NNODE*(NPHASE-1) stages per node handing blocks to each other, a
+     * process's spin (yielding, 1 ms by default beyond the host's CPUs) only delays the
+     * process that would bring its block; a thread's short spin lets a block that arrives
+     * within a few turns of the others in its process be taken without the doorbell and
+     * wake-up a sleep costs (measured in bench/pipeline/RESULTS.md). Inherited. */
+    setenv("CSN_SPIN_US", o.threads ? "100" : "0", 0);
     /* SCHED_BATCH before any thread or fork, so that all inherit it: a stage woken by a
      * hand-over does not preempt the one that woke it, which goes on handing over blocks
      * (threads: +10 % measured in bench/pipeline/RESULTS.md). Any user may choose it. */
