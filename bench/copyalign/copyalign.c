@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "parse_size.h"
+
 static double copyalign_now(void)
 {
     struct timespec t;
@@ -15,12 +17,13 @@ static double copyalign_now(void)
 
 int main(int argc, char **argv)
 {
-    size_t len = argc > 1 ? strtoull(argv[1], NULL, 0) : 65536;
-    int rounds = argc > 2 ? atoi(argv[2]) : 9;
+    size_t len = 65536, rounds = 9;
     static const int offs[] = {0, 8, 16, 24, 32, 40, 48, 56, 64};
     enum { NOFF = sizeof offs / sizeof offs[0], SLOTS = 8 };
-    if (len == 0 || len > (64u << 20) || rounds < 1) {
-        fprintf(stderr, "usage: copyalign [BYTES (1..64M, default 65536) [ROUNDS (default 9)]]\n");
+    if (argc > 3 || (argc > 1 && bench_parse_size(argv[1], 64u << 20, &len) != 0) ||
+        (argc > 2 && bench_parse_size(argv[2], 1000, &rounds) != 0) || len == 0 || rounds < 1) {
+        fprintf(stderr,
+                "usage: copyalign [BYTES (1..64M, default 64K) [ROUNDS (1..1000, default 9)]]\n");
         return 2;
     }
     size_t stride = (len + 4096 + 4095) & ~(size_t)4095;
@@ -35,7 +38,7 @@ int main(int argc, char **argv)
     double best[NOFF];
     for (int i = 0; i < NOFF; i++)
         best[i] = 1e9;
-    for (int r = 0; r < rounds; r++)
+    for (size_t r = 0; r < rounds; r++)
         for (int i = 0; i < NOFF; i++) {
             int n = 64;
             double t0 = copyalign_now();
@@ -45,7 +48,7 @@ int main(int argc, char **argv)
             if (t < best[i])
                 best[i] = t;
         }
-    printf("# memcpy of %zu bytes from a page-aligned source, best of %d rounds\n", len, rounds);
+    printf("# memcpy of %zu bytes from a page-aligned source, best of %zu rounds\n", len, rounds);
     printf("# dst offset from a cache line, us per copy, ratio to offset 0\n");
     for (int i = 0; i < NOFF; i++)
         printf("%2d %8.2f %6.2f\n", offs[i], best[i] * 1e6, best[i] / best[0]);

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "parse_size.h"
+
 #define SWITCHCOST_COPY 65536
 #define SWITCHCOST_DEADLINE_S 60.0
 
@@ -126,15 +128,14 @@ static int switchcost_cmp(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* argv[i] as an integer in lo..hi, or def when absent; -1 when malformed or out of range. */
+/* argv[i] as a count in lo..hi (the benchmarks' size syntax: 200K is 204800), or def when
+ * absent; -1 when malformed or out of range. */
 static long switchcost_arg(int argc, char **argv, int i, long def, long lo, long hi)
 {
-    if (i >= argc)
-        return def;
-    char *end;
-    errno = 0;
-    long v = strtol(argv[i], &end, 10);
-    return errno || end == argv[i] || *end || v < lo || v > hi ? -1 : v;
+    size_t v = (size_t)def;
+    if (i < argc && bench_parse_size(argv[i], (size_t)hi, &v) != 0)
+        return -1;
+    return (long)v < lo ? -1 : (long)v;
 }
 
 int main(int argc, char **argv)
