@@ -6,67 +6,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "core/match.h"
+#include "core/netid.h"
+#include "core/poll.h"
+#include "core/proc.h"
+#include "core/teardown.h"
+#include "core/tport.h"
+#include "core/wait.h"
 #include "names/names.h"
 
 #define API_VERSION "0.1.0"
-
-/* ---- transports ---- */
-csn_status csni_tport_create(struct csni_proc *p, csn_transport **out)
-{
-    csn_transport *t;
-    pthread_rwlock_wrlock(&p->tlock);
-    if ((t = p->graveyard) != NULL) {
-        p->graveyard = t->next_free;
-    } else if ((t = calloc(1, sizeof *t)) != NULL) {
-    }
-    if (t && p->ntports + 1 >= p->captports) {
-        uint32_t cap = p->captports ? p->captports * 2 : 64, gen = 0;
-        csn_transport *_Atomic *n = calloc(cap, sizeof *n), *_Atomic *old = p->tports;
-        while (old && gen < 32 && p->retired[gen])
-            gen++;
-        if (!n || gen == 32) {
-            free(n);
-            t->next_free = p->graveyard;
-            p->graveyard = t;
-            t = NULL;
-        } else {
-            for (uint32_t i = 0; i < p->captports; i++)
-                atomic_init(&n[i], atomic_load_explicit(&old[i], memory_order_relaxed));
-            if (old)
-                p->retired[gen] = old; /* lock-free readers may still hold it */
-            atomic_store_explicit(&p->tports, n, memory_order_release);
-            p->captports = cap;
-        }
-    }
-    if (!t) {
-        pthread_rwlock_unlock(&p->tlock);
-        return CSN_NO_HEAP;
-    }
-    if (p->ntports == 0)
-        p->ntports = CSNI_SYS_TPORT; /* id 0 is never used; the first id is the system one */
-    uint32_t tid = p->ntports++;
-    pthread_rwlock_unlock(&p->tlock);
-    /* Lock order is transport lock, then table lock: initialise outside the table lock
-     * (the structure is in no table yet), then publish it. */
-    csni_lock(&t->lock);
-    t->tid = tid;
-    t->id = csni_netid_make(p->me, tid);
-    t->posted.head = t->posted.tail = NULL;
-    t->cq.head = t->cq.tail = NULL;
-    t->ux_head = t->ux_tail = NULL;
-    t->nops = 0;
-    t->names = NULL;
-    t->nnames = 0;
-    t->next_free = NULL;
-    atomic_store(&t->magic, CSNI_TPORT_MAGIC);
-    csni_unlock(&t->lock);
-    pthread_rwlock_wrlock(&p->tlock);
-    atomic_store(&p->tports[tid], t);
-    pthread_rwlock_unlock(&p->tlock);
-    *out = t;
-    return CSN_OK;
-}
 
 /* A transport is usable when it carries the live magic. Closed structures are kept (never
  * freed) with a dead magic, so a stale pointer reads as closed instead of crashing. */
@@ -107,7 +56,7 @@ csn_status csn_open(csn_transport **t)
     *t = NULL;
     if ((rv = csni_proc_get(&p)) != CSN_OK)
         return rv;
-    return csni_tport_create(p, t);
+    return csni_tport_create(&p->tab, p->me, t);
 }
 
 csn_status csn_close(csn_transport **tp)
@@ -124,28 +73,14 @@ csn_status csn_close(csn_transport **tp)
     if (!atomic_compare_exchange_strong(&t->magic, &expect, CSNI_TPORT_DEAD))
         return CSN_UNINITIALISED_TRANSPORT; /* another thread closed it first */
     *tp = NULL;
-    pthread_rwlock_wrlock(&p->tlock);
-    atomic_store(&p->tports[t->tid], NULL); /* before the drain takes t->lock: see tport_find */
-    pthread_rwlock_unlock(&p->tlock);
+    csni_tport_unpublish(&p->tab, t); /* before the drain takes t->lock: see tport_find */
     /* Frames of ours still being written point into user buffers: let them finish (a dead
      * peer fails them), so the caller may free its buffers when we return. */
-    for (;;) {
-        bool busy = false;
-        pthread_mutex_lock(&p->lock);
-        struct csni_conn *conns = p->conns;
-        pthread_mutex_unlock(&p->lock);
-        for (struct csni_conn *c = conns; c && !busy; c = c->next) {
-            csni_lock(&c->tx_lock);
-            for (struct csni_sendreq *sr = c->sq_head; sr && !busy; sr = sr->next)
-                busy = sr->op && sr->op->t == t && sr->op->kind == CSNI_OP_TX;
-            csni_unlock(&c->tx_lock);
-        }
-        if (!busy)
-            break;
+    while (csni_conns_sending(p, t)) {
         csni_poll(p);
         usleep(200);
     }
-    csni_tport_drain(t);
+    csni_tport_drain(p, t);
     for (size_t i = 0; i < t->nnames; i++) {
         csni_names_unregister(t->names[i], t->id);
         free(t->names[i]);
@@ -155,10 +90,7 @@ csn_status csn_close(csn_transport **tp)
     t->names = NULL;
     t->nnames = 0;
     csni_unlock(&t->lock);
-    pthread_rwlock_wrlock(&p->tlock);
-    t->next_free = p->graveyard;
-    p->graveyard = t;
-    pthread_rwlock_unlock(&p->tlock);
+    csni_tport_bury(&p->tab, t);
     return CSN_OK;
 }
 
@@ -200,7 +132,7 @@ csn_status csn_lookup_name(csn_netid *id, const char *name)
         return CSN_INVALID_ARGUMENT;
     if ((rv = csni_proc_get(&p)) != CSN_OK)
         return rv;
-    return csni_names_lookup(name, p->lookup_timeout_ms, id);
+    return csni_names_lookup(name, p->tun.lookup_timeout_ms, id);
 }
 
 /* ---- operations ----
@@ -225,11 +157,13 @@ static csn_status api_new_op(csn_transport *t, struct csni_op *op, csn_netid pee
         csni_op_init(op, t);
         op->blocking = true;
     } else {
+        unsigned max = csni_p->tun.max_ops;
         csni_lock(&t->lock);
-        op = csni_op_alloc(t);
+        op = csni_op_alloc(t, max);
+        bool busy = !op && t->nops >= max;
         csni_unlock(&t->lock);
         if (!op)
-            return t->nops >= csni_p->max_ops ? CSN_BUSY : CSN_NO_HEAP;
+            return busy ? CSN_BUSY : CSN_NO_HEAP;
     }
     api_init_op(op, t, peer, buf, len, received);
     *out = op;
@@ -245,13 +179,20 @@ static void api_free_op(csn_transport *t, struct csni_op *op)
     csni_unlock(&t->lock);
 }
 
+static csn_status api_check_tx(csn_transport *t, csn_netid to, const void *buf, size_t len)
+{
+    csn_status rv;
+    if ((rv = api_check(t)) != CSN_OK || (rv = api_check_buf(buf, len)) != CSN_OK)
+        return rv;
+    return api_check_netid(csni_p, to);
+}
+
 static csn_status api_tx(csn_transport *t, csn_netid to, const void *buf, size_t len,
                          struct csni_op *stack, struct csni_op **out)
 {
     csn_status rv;
     struct csni_op *op;
-    if ((rv = api_check(t)) != CSN_OK || (rv = api_check_buf(buf, len)) != CSN_OK ||
-        (rv = api_check_netid(csni_p, to)) != CSN_OK)
+    if ((rv = api_check_tx(t, to, buf, len)) != CSN_OK)
         return rv;
     if ((rv = api_new_op(t, stack, to, (void *)buf, len, NULL, &op)) != CSN_OK)
         return rv;
@@ -323,9 +264,13 @@ csn_status csn_rx_nb_from(csn_transport *t, csn_netid from, void *buf, size_t le
 csn_status csn_tx(csn_transport *t, csn_netid to, const void *buf, size_t len)
 {
     struct csni_op own, *op;
+    /* The checks first: the small-message path trusts its arguments. */
+    csn_status rv = api_check_tx(t, to, buf, len);
+    if (rv != CSN_OK)
+        return rv;
     if (csni_tx_now(t, to, buf, len))
         return CSN_OK;
-    csn_status rv = api_tx(t, to, buf, len, &own, &op);
+    rv = api_tx(t, to, buf, len, &own, &op);
     return rv == CSN_OK ? api_finish(t, op, NULL) : rv;
 }
 
@@ -386,27 +331,26 @@ csn_status csn_job_barrier(csn_transport *t)
     int n = p->boot.size, me = p->boot.rank;
     if (n == 1)
         return CSN_OK;
-    pthread_mutex_lock(&p->barrier_lock);
+    csni_mutex_lock(&p->barrier_lock);
     uint64_t gen = ++p->barrier_gen, got = 0;
     for (int k = 1; k < n && rv == CSN_OK; k <<= 1) {
         csn_netid to = csni_netid_make((me + k) % n, CSNI_SYS_TPORT);
         csn_netid from = csni_netid_make((me - k % n + n) % n, CSNI_SYS_TPORT);
         struct csni_op txo, rxo, *tx = NULL, *rx;
         size_t len = 0;
-        if (!csni_tx_now(p->sys, to, &gen, sizeof gen)) {
-            api_new_op(p->sys, &txo, to, &gen, sizeof gen, NULL, &tx);
-            if ((rv = csni_post_tx(p->sys, tx)) != CSN_OK)
-                break;
-        }
-        api_new_op(p->sys, &rxo, from, &got, sizeof got, &len, &rx);
-        rv = csni_post_rx(p->sys, rx);
+        if (!csni_tx_now(p->sys, to, &gen, sizeof gen) &&
+            ((rv = api_new_op(p->sys, &txo, to, &gen, sizeof gen, NULL, &tx)) != CSN_OK ||
+             (rv = csni_post_tx(p->sys, tx)) != CSN_OK))
+            break;
+        if ((rv = api_new_op(p->sys, &rxo, from, &got, sizeof got, &len, &rx)) == CSN_OK)
+            rv = csni_post_rx(p->sys, rx);
         csn_status st = rv == CSN_OK ? api_finish(p->sys, rx, NULL) : rv;
         csn_status st2 = tx ? api_finish(p->sys, tx, NULL) : CSN_OK;
         rv = st != CSN_OK ? st : st2;
         if (rv == CSN_OK && (len != sizeof gen || got != gen))
             rv = CSN_PEER_LOST; /* a rank out of step: cannot happen between live ranks */
     }
-    pthread_mutex_unlock(&p->barrier_lock);
+    csni_mutex_unlock(&p->barrier_lock);
     return rv;
 }
 
@@ -426,9 +370,9 @@ const char *csn_transport_name(void)
     struct csni_proc *p;
     if (csni_proc_get(&p) != CSN_OK)
         return "none";
-    if (!p->ops)
+    if (!p->tun.net)
         return "self";
-    return p->use_shm ? "shm" : p->ops->name;
+    return p->tun.use_shm ? "shm" : p->tun.net->name;
 }
 
 const char *csn_version(void)

@@ -1,7 +1,7 @@
 /* errors.c: status strings and the one place where errno becomes a csn_status. */
 #include <errno.h>
 
-#include "core/core.h"
+#include "core/errors.h"
 
 csn_status csni_errno_status(int err)
 {

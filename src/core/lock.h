@@ -1,35 +1,85 @@
-/* lock.h: the short internal lock of transports, peers and connections: one exchange to take,
- * one plain store to release. */
+/* lock.h: the library's locks and their one order.
+ *
+ * Lock order (the one list; csni_lock_rank below encodes it). A thread holding a lock may only
+ * take a lock of a higher rank:
+ *   barrier (p->barrier) -> connecting (pp->connecting) -> reader (c->rx_lock)
+ *   -> transport table (p->table) -> transport (t->lock) -> peer (pp->lock)
+ *   -> writer (c->tx_lock) -> process lists (p->lists)
+ * Two locks of one rank are never held together (two transports, two peers, two readers):
+ * completions found under one are deferred until it is released. A trylock may be taken out
+ * of order (it cannot wait), and is recorded like any other.
+ *
+ * Checked: with CSN_LOCKCHECK (a debug build, and the sanitizer builds of CI) every
+ * acquisition records its rank in a per-thread list and aborts, naming both locks, when it
+ * is not above every rank the thread holds; csni_lock_assert_held() aborts when the caller
+ * does not hold the lock. Without it both cost nothing. */
 #ifndef CSNI_LOCK_H
 #define CSNI_LOCK_H
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
-/* Held only across a few non-blocking steps (list edits, a copy, a non-blocking write),
+#include "core/assert.h"
+
+enum csni_lock_rank {
+    CSNI_RANK_BARRIER = 1,
+    CSNI_RANK_CONNECTING,
+    CSNI_RANK_READER,
+    CSNI_RANK_TABLE,
+    CSNI_RANK_TPORT,
+    CSNI_RANK_PEER,
+    CSNI_RANK_WRITER,
+    CSNI_RANK_LISTS,
+};
+
+#ifdef CSN_LOCKCHECK
+void csni_lockcheck_acquire(const void *lock, int rank, bool trylock);
+void csni_lockcheck_release(const void *lock);
+bool csni_lockcheck_held(const void *lock);
+#define CSNI_LC_ACQUIRE(l, r, try) csni_lockcheck_acquire(l, r, try)
+#define CSNI_LC_RELEASE(l) csni_lockcheck_release(l)
+#else
+#define CSNI_LC_ACQUIRE(l, r, try) ((void)(l), (void)(r), (void)(try))
+#define CSNI_LC_RELEASE(l) ((void)(l))
+#endif
+
+/* ---- the short spin lock of transports, peers and connections ----
+ * Held only across a few non-blocking steps (list edits, a copy, a non-blocking write),
  * never across a sleep, so a waiter spins a little, then yields its CPU (the holder may be
  * preempted on an oversubscribed host). Release is a plain store: an uncontended lock and
  * unlock cost one atomic instruction, where a futex mutex's unlock needs a second one to
  * learn whether anyone sleeps. Acquire/release order what the lock protects. */
 typedef struct {
     _Atomic int held;
+    int rank; /* enum csni_lock_rank, set once at initialisation */
 } csni_lock_t;
 
-#define CSNI_LOCK_INIT                                                                             \
-    {                                                                                              \
-        0                                                                                          \
-    }
+static inline void csni_lock_init(csni_lock_t *l, int rank)
+{
+    atomic_init(&l->held, 0);
+    l->rank = rank;
+}
 
-static inline bool csni_trylock(csni_lock_t *l)
+static inline bool csni_trylock_raw(csni_lock_t *l)
 {
     return atomic_load_explicit(&l->held, memory_order_relaxed) == 0 &&
            atomic_exchange_explicit(&l->held, 1, memory_order_acquire) == 0;
 }
 
+static inline bool csni_trylock(csni_lock_t *l)
+{
+    if (!csni_trylock_raw(l))
+        return false;
+    CSNI_LC_ACQUIRE(l, l->rank, true);
+    return true;
+}
+
 static inline void csni_lock(csni_lock_t *l)
 {
-    for (unsigned spin = 0; !csni_trylock(l); spin++) {
+    CSNI_LC_ACQUIRE(l, l->rank, false); /* checked before waiting: a bad order aborts, never hangs */
+    for (unsigned spin = 0; !csni_trylock_raw(l); spin++) {
         if (spin < 64) {
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
@@ -42,7 +92,68 @@ static inline void csni_lock(csni_lock_t *l)
 
 static inline void csni_unlock(csni_lock_t *l)
 {
+    CSNI_LC_RELEASE(l);
     atomic_store_explicit(&l->held, 0, memory_order_release);
 }
+
+/* ---- blocking locks (start-up, connecting, lists, the table): pthread's, with a rank ---- */
+typedef struct {
+    pthread_mutex_t m;
+    int rank;
+} csni_mutex_t;
+
+static inline void csni_mutex_init(csni_mutex_t *m, int rank)
+{
+    CSNI_ASSERT(pthread_mutex_init(&m->m, NULL) == 0);
+    m->rank = rank;
+}
+
+static inline void csni_mutex_lock(csni_mutex_t *m)
+{
+    CSNI_LC_ACQUIRE(m, m->rank, false);
+    CSNI_ASSERT(pthread_mutex_lock(&m->m) == 0);
+}
+
+static inline void csni_mutex_unlock(csni_mutex_t *m)
+{
+    CSNI_LC_RELEASE(m);
+    CSNI_ASSERT(pthread_mutex_unlock(&m->m) == 0);
+}
+
+typedef struct {
+    pthread_rwlock_t rw;
+    int rank;
+} csni_rwlock_t;
+
+static inline void csni_rwlock_init(csni_rwlock_t *l, int rank)
+{
+    CSNI_ASSERT(pthread_rwlock_init(&l->rw, NULL) == 0);
+    l->rank = rank;
+}
+
+static inline void csni_rdlock(csni_rwlock_t *l)
+{
+    CSNI_LC_ACQUIRE(l, l->rank, false);
+    CSNI_ASSERT(pthread_rwlock_rdlock(&l->rw) == 0);
+}
+
+static inline void csni_wrlock(csni_rwlock_t *l)
+{
+    CSNI_LC_ACQUIRE(l, l->rank, false);
+    CSNI_ASSERT(pthread_rwlock_wrlock(&l->rw) == 0);
+}
+
+static inline void csni_rwunlock(csni_rwlock_t *l)
+{
+    CSNI_LC_RELEASE(l);
+    CSNI_ASSERT(pthread_rwlock_unlock(&l->rw) == 0);
+}
+
+/* For functions that require their caller to hold a lock. */
+#ifdef CSN_LOCKCHECK
+#define csni_lock_assert_held(l) CSNI_ASSERT(csni_lockcheck_held(l))
+#else
+#define csni_lock_assert_held(l) ((void)(l))
+#endif
 
 #endif

@@ -1,42 +1,22 @@
 /* wait.c: waiting for completions: a short spin that drives progress, then sleep on a futex. */
-#include <errno.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "core/core.h"
-
-void csni_futex_wake(_Atomic uint32_t *w)
-{
-    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
-}
-
-int csni_futex_wait(_Atomic uint32_t *w, uint32_t val, uint64_t timeout_ns)
-{
-    struct timespec ts = {.tv_sec = (time_t)(timeout_ns / 1000000000u),
-                          .tv_nsec = (long)(timeout_ns % 1000000000u)};
-    return (int)syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
-}
+#include "core/complete.h"
+#include "core/futex.h"
+#include "core/poll.h"
+#include "core/proc.h"
+#include "core/progress.h"
+#include "core/wait.h"
 
 /* Takes the first completed op of the kinds in flags off t's cq. t->lock held. */
 static struct csni_op *wait_take(csn_transport *t, unsigned flags)
 {
-    struct csni_op *prev = NULL;
-    for (struct csni_op *op = t->cq.head; op; prev = op, op = op->next) {
-        if (!(op->kind & flags))
-            continue;
-        if (prev)
-            prev->next = op->next;
-        else
-            t->cq.head = op->next;
-        if (t->cq.tail == op)
-            t->cq.tail = prev;
-        op->next = NULL;
-        return op;
-    }
+    for (struct csni_op *op = t->cq.head, *prev = NULL; op; prev = op, op = op->next)
+        if (op->kind & flags) {
+            csni_oplist_unlink(&t->cq, prev, op);
+            return op;
+        }
     return NULL;
 }
 
@@ -70,14 +50,12 @@ static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, s
  * a plain load and store do (a lost increment among racing threads changes nothing). */
 static void wait_unspin(struct csni_proc *p, bool counted)
 {
-    atomic_store_explicit(&p->activity,
-                          atomic_load_explicit(&p->activity, memory_order_relaxed) + 1,
+    atomic_store_explicit(&p->prog.activity,
+                          atomic_load_explicit(&p->prog.activity, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     if (counted)
-        atomic_fetch_sub(&p->spinners, 1);
+        atomic_fetch_sub(&p->prog.spinners, 1);
 }
-
-_Thread_local bool csni_polling __attribute__((tls_model("initial-exec")));
 
 /* ---- threads that wait in the library ----
  * How many threads of this process have waited in the library (and not exited): with the
@@ -140,9 +118,9 @@ static bool wait_woken(csn_transport *t, struct csni_op *want, uint32_t sleep_se
 static void wait_sleep_polling(struct csni_proc *p, csn_transport *t, struct csni_op *want,
                                uint32_t sleep_seq, uint64_t nap)
 {
-    atomic_fetch_add(&p->nsleepers, 1);
-    if (!atomic_exchange(&p->poller, true)) {
-        atomic_store(&p->poller_t, t);
+    atomic_fetch_add(&p->prog.nsleepers, 1);
+    if (!atomic_exchange(&p->prog.poller, true)) {
+        atomic_store(&p->prog.poller_t, t);
         csni_polling = true;
         uint64_t end = csni_now_ns() + nap;
         while (!wait_woken(t, want, sleep_seq)) {
@@ -152,15 +130,15 @@ static void wait_sleep_polling(struct csni_proc *p, csn_transport *t, struct csn
             csni_poll_sleep(p, end - now);
         }
         csni_polling = false;
-        atomic_store(&p->poller_t, NULL);
-        atomic_store(&p->poller, false);
-        if (atomic_fetch_sub(&p->nsleepers, 1) > 1)
-            csni_kick_progress(p);
+        atomic_store(&p->prog.poller_t, NULL);
+        atomic_store(&p->prog.poller, false);
+        if (atomic_fetch_sub(&p->prog.nsleepers, 1) > 1)
+            csni_progress_kick(p);
         return;
     }
     if (!csni_arm_rings(p, false))
-        csni_futex_wait(&t->wake_seq, sleep_seq, nap);
-    atomic_fetch_sub(&p->nsleepers, 1);
+        (void)csni_futex_wait(&t->wake_seq, sleep_seq, nap);
+    atomic_fetch_sub(&p->prog.nsleepers, 1);
 }
 
 csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uint64_t timeout_us,
@@ -189,10 +167,10 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
      * at its next turn, where a futex sleep would cost the deliverer a wake-up system call
      * and the sleeper two context switches (many threads sharing one process). */
     bool spinning = net;
-    bool counted = false; /* in p->spinners: only once a wait lasts (short ones need no atomic) */
+    bool counted = false; /* in p->prog.spinners: only once a wait lasts (short ones need no atomic) */
     /* A receive's wait reads its messages from the rings itself (csni_poll_direct). */
     bool direct =
-        (want ? want->kind == CSNI_OP_RX : (flags & CSN_RX) != 0) && atomic_load(&p->nshm) > 0;
+        (want ? want->kind == CSNI_OP_RX : (flags & CSN_RX) != 0) && atomic_load(&p->conns.nshm) > 0;
     for (unsigned turn = 0;; turn++) {
         /* A blocking call looks at its op; csn_test at the completion queue, under the lock
          * but only when wake_seq, which moves at every queued completion, moved. */
@@ -210,7 +188,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
             }
         }
         if (spinning && !counted && turn == 63) {
-            atomic_fetch_add(&p->spinners, 1);
+            atomic_fetch_add(&p->prog.spinners, 1);
             counted = true;
             if (!wait_counted)
                 wait_count_thread();
@@ -224,14 +202,14 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
          * ranks, an estimate) beyond those CPUs: spin politely, yielding the CPU at every turn to
          * whoever has work, and longer (a yield costs the others little, a sleep costs a
          * wake-up). */
-        bool polite = p->oversubscribed ||
-                      p->cpu_share * atomic_load_explicit(&wait_threads, memory_order_relaxed) >
-                          (uint32_t)p->ncpu;
+        bool polite = p->tun.oversubscribed ||
+                      p->tun.cpu_share * atomic_load_explicit(&wait_threads, memory_order_relaxed) >
+                          (uint32_t)p->tun.ncpu;
         if (timeout_us != 0 && (turn & 255) != 255 && spinning && !polite)
             continue; /* the clock, every 256th turn of a pure spin (a few microseconds) */
         now = csni_now_ns();
         if (spin_end == 0)
-            spin_end = now + (polite ? p->polite_spin_ns : p->spin_ns);
+            spin_end = now + (polite ? p->tun.polite_spin_ns : p->tun.spin_ns);
         if (now >= deadline) {
             if (spinning)
                 wait_unspin(p, counted);
@@ -259,12 +237,12 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
             return CSN_OK;
         }
         uint64_t nap = deadline - now;
-        if (nap > p->nap_ns)
-            nap = p->nap_ns; /* look again now and then: no lost wake-up can hang us */
+        if (nap > p->tun.nap_ns)
+            nap = p->tun.nap_ns; /* look again now and then: no lost wake-up can hang us */
         if (net)
             wait_sleep_polling(p, t, want, sleep_seq, nap);
         else
-            csni_futex_wait(&t->wake_seq, sleep_seq, nap);
+            (void)csni_futex_wait(&t->wake_seq, sleep_seq, nap);
         atomic_fetch_sub(&t->sleepers, 1);
     }
     if (spinning)

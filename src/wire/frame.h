@@ -21,7 +21,8 @@
  *                   receiver may pull it (shared memory), else 0; DATA: offset of this chunk
  *                   in the message (a message travels as DATA frames of at most
  *                   CSNI_DATA_CHUNK bytes, in order)
- * HELLO: dst is 1 when the connecting process created the pair's shared-memory segment.
+ * HELLO: dst is 1 when the connecting process created the pair's shared-memory segment;
+ *        cookie2 is then the random part of the segment's name.
  * Payload follows EAGER, DATA and HELLO headers only. */
 #define CSNI_FRAME_SIZE 40
 #define CSNI_FRAME_MAGIC 0xC5A1u
@@ -62,6 +63,132 @@ struct csni_frame {
     uint32_t dst, src, aux;
     uint64_t len, cookie, cookie2;
 };
+
+/* ---- one name per meaning ----
+ * The words dst, src, aux, cookie and cookie2 mean different things by frame type (the table
+ * above). Code outside src/wire builds frames with the builders and reads them with the
+ * readers below, never through the words themselves (tests/wire checks it). */
+/* nonce: with ring, the unguessable part of the segment's name. */
+static inline struct csni_frame csni_frame_hello(uint64_t proc, int ring, uint32_t lane,
+                                                 uint64_t nonce)
+{
+    return (struct csni_frame){.type = CSNI_F_HELLO,
+                               .dst = ring ? 1u : 0u,
+                               .src = lane,
+                               .aux = CSNI_PROTO_VERSION,
+                               .len = CSNI_KEY_BYTES,
+                               .cookie = proc,
+                               .cookie2 = nonce};
+}
+static inline struct csni_frame csni_frame_eager(uint32_t dst, uint32_t src, uint64_t len)
+{
+    return (struct csni_frame){.type = CSNI_F_EAGER, .dst = dst, .src = src, .len = len};
+}
+/* pull_addr: the sender's buffer when the receiver may copy it itself, else 0. */
+static inline struct csni_frame csni_frame_rts(uint32_t dst, uint32_t src, uint64_t len,
+                                               uint64_t sender_token, uint64_t pull_addr)
+{
+    return (struct csni_frame){.type = CSNI_F_RTS,
+                               .dst = dst,
+                               .src = src,
+                               .len = len,
+                               .cookie = sender_token,
+                               .cookie2 = pull_addr};
+}
+/* kind: CSNI_CTS_OK, _GONE or _PULLED (csni_frame_cts_split for _SPLIT). */
+static inline struct csni_frame csni_frame_cts(uint32_t kind, uint64_t len, uint64_t sender_token,
+                                               uint64_t receiver_token)
+{
+    return (struct csni_frame){
+        .type = CSNI_F_CTS, .aux = kind, .len = len, .cookie = sender_token, .cookie2 = receiver_token};
+}
+static inline struct csni_frame csni_frame_cts_split(uint64_t len, uint64_t sender_token,
+                                                     uint64_t receiver_token, uint64_t receiver_addr)
+{
+    return (struct csni_frame){.type = CSNI_F_CTS,
+                               .aux = CSNI_CTS_SPLIT,
+                               .len = len,
+                               .cookie = sender_token,
+                               .cookie2 = receiver_addr,
+                               .dst = (uint32_t)receiver_token,
+                               .src = (uint32_t)(receiver_token >> 32)};
+}
+/* kind: CSNI_CTS_OK (len payload bytes at offset follow), _GONE or _SPLIT (no payload). */
+static inline struct csni_frame csni_frame_data(uint32_t kind, uint64_t len, uint64_t receiver_token,
+                                                uint64_t offset)
+{
+    return (struct csni_frame){
+        .type = CSNI_F_DATA, .aux = kind, .len = len, .cookie = receiver_token, .cookie2 = offset};
+}
+static inline struct csni_frame csni_frame_credit(uint64_t bytes)
+{
+    return (struct csni_frame){.type = CSNI_F_CREDIT, .len = bytes};
+}
+
+/* EAGER, RTS: the destination and source transports. */
+static inline uint32_t csni_frame_dst_tport(const struct csni_frame *f)
+{
+    return f->dst;
+}
+static inline uint32_t csni_frame_src_tport(const struct csni_frame *f)
+{
+    return f->src;
+}
+/* CTS, DATA: CSNI_CTS_OK, _GONE, _PULLED (CTS) or _SPLIT. */
+static inline uint32_t csni_frame_kind(const struct csni_frame *f)
+{
+    return f->aux;
+}
+/* RTS, CTS: the sender's token. */
+static inline uint64_t csni_frame_sender_token(const struct csni_frame *f)
+{
+    return f->cookie;
+}
+/* CTS (also split), DATA: the receiver's token. */
+static inline uint64_t csni_frame_receiver_token(const struct csni_frame *f)
+{
+    if (f->type == CSNI_F_DATA)
+        return f->cookie;
+    if (f->aux == CSNI_CTS_SPLIT)
+        return (uint64_t)f->dst | (uint64_t)f->src << 32;
+    return f->cookie2;
+}
+/* RTS: the sender's buffer for a pull (0: none). Split CTS: the receiver's buffer. */
+static inline uint64_t csni_frame_pull_addr(const struct csni_frame *f)
+{
+    return f->cookie2;
+}
+static inline uint64_t csni_frame_split_addr(const struct csni_frame *f)
+{
+    return f->cookie2;
+}
+/* DATA: where this chunk starts in the message. */
+static inline uint64_t csni_frame_chunk_offset(const struct csni_frame *f)
+{
+    return f->cookie2;
+}
+/* HELLO: the connecting process, whether it made the pair's shared-memory segment, its lane. */
+static inline uint64_t csni_frame_hello_proc(const struct csni_frame *f)
+{
+    return f->cookie;
+}
+static inline int csni_frame_hello_ring(const struct csni_frame *f)
+{
+    return f->dst == 1;
+}
+static inline uint32_t csni_frame_hello_lane(const struct csni_frame *f)
+{
+    return f->src;
+}
+static inline uint64_t csni_frame_hello_nonce(const struct csni_frame *f)
+{
+    return f->cookie2;
+}
+/* The type of an encoded header. */
+static inline uint8_t csni_frame_hdr_type(const uint8_t hdr[CSNI_FRAME_SIZE])
+{
+    return hdr[2];
+}
 
 void csni_frame_encode(const struct csni_frame *f, uint8_t out[CSNI_FRAME_SIZE]);
 /* Rewrites len and cookie2 of an encoded header (the next chunk of a DATA frame). */

@@ -28,6 +28,8 @@
  * clears a flag: several threads of the consuming process may sleep in epoll at once. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +39,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "csn.h"
+
 #include "transport/shm/shm.h"
+#include "wire/frame.h"
+
+#define SHM_FRAME_SIZE CSNI_FRAME_SIZE /* a frame header leads every record the fast path writes */
 
 struct shm_ring {
     _Alignas(64) _Atomic uint64_t head;     /* bytes consumed (written by the consumer) */
@@ -74,12 +80,6 @@ static struct shm_ring *shm_ring_at(void *base, uint64_t ring_bytes, int i)
                                    ((shm_ring_stride(ring_bytes) + 4095u) & ~(size_t)4095u));
 }
 
-void csni_shm_path(const struct csni_proc *p, int from, int to, uint32_t lane, char *out,
-                   size_t cap)
-{
-    snprintf(out, cap, "%s/csn.%s.%d.%d.%u", p->shm_dir, p->boot.jobid, from, to, lane);
-}
-
 static csn_status shm_map(void *base, uint64_t ring_bytes, int side, struct csni_shm **out)
 {
     struct csni_shm *s = calloc(1, sizeof *s);
@@ -91,37 +91,41 @@ static csn_status shm_map(void *base, uint64_t ring_bytes, int side, struct csni
     s->out = shm_ring_at(base, ring_bytes, side);
     s->in = shm_ring_at(base, ring_bytes, 1 - side);
     s->side = side;
+    s->bell_fd = -1;
     *out = s;
     return CSN_OK;
 }
 
-csn_status csni_shm_create(struct csni_proc *p, int peer, uint32_t lane, struct csni_shm **out)
+/* errno as a status (ENOMEM: CSN_NO_HEAP), errno kept for the caller. */
+static csn_status shm_errno(int e)
 {
-    char path[512];
-    uint64_t rb = p->shm_ring;
+    errno = e;
+    return e == ENOMEM ? CSN_NO_HEAP : CSN_SYSTEM_ERROR;
+}
+
+csn_status csni_shm_create(const char *path, uint64_t rb, struct csni_shm **out)
+{
     size_t size = shm_seg_size(rb);
     void *base;
     int fd, e;
-    csni_shm_path(p, p->me, peer, lane, path, sizeof path);
-    if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+    if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
         e = errno;
-        fprintf(stderr, "csn[%d]: cannot create shared-memory segment %s: %s\n", p->me, path,
-                strerror(e));
-        return csni_errno_status(e);
+        fprintf(stderr, "csn: cannot create shared-memory segment %s: %s\n", path, strerror(e));
+        return shm_errno(e);
     }
     if ((e = posix_fallocate(fd, 0, (off_t)size)) != 0) {
-        fprintf(stderr, "csn[%d]: cannot allocate %zu bytes of shared memory in %s: %s\n", p->me,
-                size, p->shm_dir, strerror(e));
+        fprintf(stderr, "csn: cannot allocate %zu bytes of shared memory for %s: %s\n", size, path,
+                strerror(e));
         close(fd);
         unlink(path);
-        return csni_errno_status(e);
+        return shm_errno(e);
     }
     base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     e = errno;
     close(fd);
     if (base == MAP_FAILED) {
         unlink(path);
-        return csni_errno_status(e);
+        return shm_errno(e);
     }
     struct shm_seg_hdr *h = base;
     h->magic = SHM_MAGIC;
@@ -135,15 +139,13 @@ csn_status csni_shm_create(struct csni_proc *p, int peer, uint32_t lane, struct 
     return rv;
 }
 
-csn_status csni_shm_attach(struct csni_proc *p, int peer, uint32_t lane, struct csni_shm **out)
+csn_status csni_shm_attach(const char *path, struct csni_shm **out)
 {
-    char path[512];
     struct stat st;
     void *base;
     int fd, e;
-    csni_shm_path(p, peer, p->me, lane, path, sizeof path);
-    if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
-        return csni_errno_status(errno);
+    if ((fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)) < 0)
+        return shm_errno(errno);
     unlink(path); /* both sides have it now (the creator keeps its mapping) */
     if (fstat(fd, &st) < 0 || (size_t)st.st_size < SHM_HDR) {
         close(fd);
@@ -153,9 +155,10 @@ csn_status csni_shm_attach(struct csni_proc *p, int peer, uint32_t lane, struct 
     e = errno;
     close(fd);
     if (base == MAP_FAILED)
-        return csni_errno_status(e);
+        return shm_errno(e);
     struct shm_seg_hdr *h = base;
-    if (h->magic != SHM_MAGIC || h->ring_bytes == 0 || (h->ring_bytes & (h->ring_bytes - 1)) != 0 ||
+    if (h->magic != SHM_MAGIC || h->ring_bytes < 4096 || h->ring_bytes > ((uint64_t)1 << 40) ||
+        (h->ring_bytes & (h->ring_bytes - 1)) != 0 ||
         shm_seg_size(h->ring_bytes) != (size_t)st.st_size) {
         munmap(base, (size_t)st.st_size);
         return CSN_SYSTEM_ERROR;
@@ -167,18 +170,25 @@ csn_status csni_shm_attach(struct csni_proc *p, int peer, uint32_t lane, struct 
     return rv;
 }
 
-pid_t csni_shm_peer_pid(const struct csni_conn *c)
+void csni_shm_unmap(struct csni_shm *s)
 {
-    const struct shm_seg_hdr *h = c->shm->base;
-    return (pid_t)atomic_load(&h->pid[1 - c->shm->side]);
+    munmap(s->base, s->size);
+    free(s);
 }
 
-static void shm_ring_doorbell(struct csni_conn *c, _Atomic uint32_t *armed)
+pid_t csni_shm_peer_pid(const struct csni_shm *s)
+{
+    const struct shm_seg_hdr *h = s->base;
+    return (pid_t)atomic_load(&h->pid[1 - s->side]);
+}
+
+static void shm_ring_doorbell(struct csni_shm *s, _Atomic uint32_t *armed)
 {
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(armed, memory_order_relaxed) && atomic_exchange(armed, 0) != 0) {
+    if (atomic_load_explicit(armed, memory_order_relaxed) && atomic_exchange(armed, 0) != 0 &&
+        s->bell_fd >= 0) {
         char b = 1;
-        while (send(c->fd, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
+        while (send(s->bell_fd, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
             ;
     }
 }
@@ -247,24 +257,23 @@ static size_t shm_fill(struct shm_ring *r, uint64_t at, uint64_t pad, const stru
  * end of the ring left unused, then a wrap marker leads to the record at offset 0): zeroes
  * the header slot after the record, writes its header (release), then the marker, and rings
  * the consumer if it sleeps. */
-static void shm_publish(struct csni_conn *c, struct shm_ring *r, uint64_t tail, uint64_t skip,
+static void shm_publish(struct csni_shm *s, struct shm_ring *r, uint64_t tail, uint64_t skip,
                         uint64_t pad, uint64_t len)
 {
-    uint64_t mask = c->shm->ring_bytes - 1, at = (tail + skip) & mask;
+    uint64_t mask = s->ring_bytes - 1, at = (tail + skip) & mask;
     uint64_t h = pad << SHM_PAD_SHIFT | len, rec = shm_rec_bytes(h);
     atomic_store_explicit(shm_slot(r, (at + rec) & mask), 0, memory_order_relaxed);
     atomic_store_explicit(shm_slot(r, at), h, memory_order_release);
     if (skip)
         atomic_store_explicit(shm_slot(r, tail & mask), SHM_WRAP, memory_order_release);
     atomic_store_explicit(&r->tail, tail + skip + rec, memory_order_relaxed);
-    shm_ring_doorbell(c, &r->rx_armed);
+    shm_ring_doorbell(s, &r->rx_armed);
 }
 
 /* Writes as much of iov as fits as one record (all of it or nothing when whole); returns
  * bytes written, or -1 with errno EAGAIN when the ring is full. */
-static ssize_t shm_ring_put(struct csni_conn *c, const struct iovec *iov, int n, bool whole)
+static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, bool whole)
 {
-    struct csni_shm *s = c->shm;
     struct shm_ring *r = s->out;
     uint64_t size = s->ring_bytes, mask = size - 1;
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
@@ -286,7 +295,7 @@ static ssize_t shm_ring_put(struct csni_conn *c, const struct iovec *iov, int n,
     if (here < total && wrapped > here) {
         /* Record at the start of the ring, then the wrap marker that leads there. */
         size_t len = shm_fill(r, 0, pad, iov, n, wrapped);
-        shm_publish(c, r, tail, contig, pad, len);
+        shm_publish(s, r, tail, contig, pad, len);
         return (ssize_t)len;
     }
     if (here == 0) {
@@ -294,38 +303,46 @@ static ssize_t shm_ring_put(struct csni_conn *c, const struct iovec *iov, int n,
         return -1;
     }
     size_t len = shm_fill(r, at, pad, iov, n, here);
-    shm_publish(c, r, tail, 0, pad, len);
+    shm_publish(s, r, tail, 0, pad, len);
     return (ssize_t)len;
 }
 
-static ssize_t shm_ring_writev(struct csni_conn *c, const struct iovec *iov, int n)
+ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n)
 {
-    return shm_ring_put(c, iov, n, false);
+    return shm_ring_put(s, iov, n, false);
 }
 
-bool csni_shm_write_frame(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len)
+bool csni_shm_write_frame(struct csni_shm *s, const uint8_t *hdr, const void *payload, size_t len)
 {
-    struct csni_shm *s = c->shm;
     struct shm_ring *r = s->out;
     uint64_t size = s->ring_bytes, mask = size - 1;
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), at = tail & mask;
     uint64_t pad =
-        len >= SHM_PAD_MIN ? (SHM_LINE - (8 + CSNI_FRAME_SIZE) % SHM_LINE) % SHM_LINE : 0;
-    uint64_t rec = shm_rec_bytes(pad << SHM_PAD_SHIFT | (CSNI_FRAME_SIZE + len));
+        len >= SHM_PAD_MIN ? (SHM_LINE - (8 + SHM_FRAME_SIZE) % SHM_LINE) % SHM_LINE : 0;
+    uint64_t rec = shm_rec_bytes(pad << SHM_PAD_SHIFT | (SHM_FRAME_SIZE + len));
     if (at + rec > size || (tail - s->head_cache) + rec + SHM_LINE > size) {
         /* At the end of the ring, or full as far as we know: the general writer. */
-        struct iovec iov[2] = {{.iov_base = (void *)hdr, .iov_len = CSNI_FRAME_SIZE},
+        struct iovec iov[2] = {{.iov_base = (void *)hdr, .iov_len = SHM_FRAME_SIZE},
                                {.iov_base = (void *)payload, .iov_len = len}};
-        return shm_ring_put(c, iov, len ? 2 : 1, true) >= 0;
+        return shm_ring_put(s, iov, len ? 2 : 1, true) >= 0;
     }
     uint8_t *d = r->data + at + 8 + pad;
-    memcpy(d, hdr, CSNI_FRAME_SIZE);
-    memcpy(d + CSNI_FRAME_SIZE, payload, len);
-    shm_publish(c, r, tail, 0, pad, CSNI_FRAME_SIZE + len);
+    memcpy(d, hdr, SHM_FRAME_SIZE);
+    memcpy(d + SHM_FRAME_SIZE, payload, len);
+    shm_publish(s, r, tail, 0, pad, SHM_FRAME_SIZE + len);
     return true;
 }
 
-size_t csni_shm_peek(struct csni_shm *s, const uint8_t **at)
+/* Whether the header word h of the record at ring offset at describes a record the ring can
+ * hold: the peer process writes it, so a corrupt or hostile one must not make us read outside
+ * the ring. */
+static bool shm_rec_ok(uint64_t size, uint64_t at, uint64_t h)
+{
+    uint64_t len = h & SHM_LEN_MASK, pad = h >> SHM_PAD_SHIFT;
+    return pad < SHM_LINE && len <= size && shm_rec_bytes(h) <= size - at;
+}
+
+int csni_shm_peek(struct csni_shm *s, const uint8_t **at, size_t *n)
 {
     struct shm_ring *r = s->in;
     uint64_t size = s->ring_bytes, mask = size - 1;
@@ -336,16 +353,20 @@ size_t csni_shm_peek(struct csni_shm *s, const uint8_t **at)
         head += size - (head & mask);
         atomic_store_explicit(&r->head, head, memory_order_release);
         h = atomic_load_explicit(shm_slot(r, head & mask), memory_order_acquire);
+        if (h == SHM_WRAP)
+            return -1;
     }
     if (h == 0)
         return 0;
+    if (!shm_rec_ok(size, head & mask, h) || s->rec_off > (h & SHM_LEN_MASK))
+        return -1;
     *at = shm_rec_data(r, head & mask, h) + s->rec_off;
-    return (size_t)((h & SHM_LEN_MASK) - s->rec_off);
+    *n = (size_t)((h & SHM_LEN_MASK) - s->rec_off);
+    return 1;
 }
 
-void csni_shm_consume(struct csni_conn *c, size_t n)
+void csni_shm_consume(struct csni_shm *s, size_t n)
 {
-    struct csni_shm *s = c->shm;
     struct shm_ring *r = s->in;
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t h =
@@ -355,14 +376,13 @@ void csni_shm_consume(struct csni_conn *c, size_t n)
         return;
     s->rec_off = 0;
     atomic_store_explicit(&r->head, head + shm_rec_bytes(h), memory_order_release);
-    shm_ring_doorbell(c, &r->tx_armed);
+    shm_ring_doorbell(s, &r->tx_armed);
 }
 
 /* Copies up to want bytes out of the records that are there; a record may be taken in
  * several reads (s->rec_off). */
-static ssize_t shm_ring_read(struct csni_conn *c, void *buf, size_t want)
+ssize_t csni_shm_read(struct csni_shm *s, void *buf, size_t want)
 {
-    struct csni_shm *s = c->shm;
     struct shm_ring *r = s->in;
     uint64_t size = s->ring_bytes, mask = size - 1;
     uint64_t head0 = atomic_load_explicit(&r->head, memory_order_relaxed), head = head0;
@@ -373,9 +393,13 @@ static ssize_t shm_ring_read(struct csni_conn *c, void *buf, size_t want)
         if (h == 0)
             break;
         if (h == SHM_WRAP) {
+            if (at == 0)
+                goto bad; /* a wrap marker at the start would loop for ever */
             head += size - at;
             continue;
         }
+        if (!shm_rec_ok(size, at, h) || s->rec_off > (h & SHM_LEN_MASK))
+            goto bad;
         uint64_t len = h & SHM_LEN_MASK;
         size_t take = len - s->rec_off < want - got ? (size_t)(len - s->rec_off) : want - got;
         memcpy((uint8_t *)buf + got, shm_rec_data(r, at, h) + s->rec_off, take);
@@ -388,13 +412,16 @@ static ssize_t shm_ring_read(struct csni_conn *c, void *buf, size_t want)
     }
     if (head != head0) {
         atomic_store_explicit(&r->head, head, memory_order_release);
-        shm_ring_doorbell(c, &r->tx_armed);
+        shm_ring_doorbell(s, &r->tx_armed);
     }
     if (got == 0) {
         errno = EAGAIN;
         return -1;
     }
     return (ssize_t)got;
+bad:
+    errno = EPROTO; /* a corrupt record: the connection is dropped */
+    return -1;
 }
 
 bool csni_shm_has_data(const struct csni_shm *s)
@@ -406,9 +433,8 @@ bool csni_shm_has_data(const struct csni_shm *s)
 
 /* Before the progress thread sleeps: arm the doorbells, then look once more. Returns true
  * when there is work after all (the caller must not sleep). */
-bool csni_shm_arm(struct csni_conn *c, bool want_space)
+bool csni_shm_arm(struct csni_shm *s, bool want_space)
 {
-    struct csni_shm *s = c->shm;
     atomic_store(&s->in->rx_armed, 1);
     if (want_space)
         atomic_store(&s->out->tx_armed, 1);
@@ -423,8 +449,3 @@ bool csni_shm_arm(struct csni_conn *c, bool want_space)
     }
     return false;
 }
-
-const struct csni_link_ops csni_shm_link = {
-    .read = shm_ring_read,
-    .writev = shm_ring_writev,
-};

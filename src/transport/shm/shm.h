@@ -1,42 +1,60 @@
-/* shm.h: the shared-memory transport's interface to the stream core and the progress engine. */
+/* shm.h: the shared-memory rings of one pair of processes: a segment with one single-producer
+ * byte ring per direction, carrying records. Knows nothing of connections or frames beyond the
+ * header size: the connection engine (core/conn.c) drives it. */
 #ifndef CSNI_SHM_H
 #define CSNI_SHM_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
-struct csni_proc;
-struct csni_conn;
+#include "csn.h"
+
 struct shm_ring;
 
-/* One pair's segment as seen by one side. head_cache is the producer's copy of the
- * outbound head (tx_lock); rec_off the bytes already taken of the inbound record at head
- * (rx_lock). */
+/* One pair's segment as seen by one side. head_cache is the producer's copy of the outbound
+ * head (one producer: its connection's writer lock); rec_off the bytes already taken of the
+ * inbound record at head (one consumer: its reader lock). bell_fd: where a doorbell byte is
+ * written when the other side sleeps (-1: nobody to ring). */
 struct csni_shm {
     void *base;
     size_t size;
     uint64_t ring_bytes; /* power of two */
     struct shm_ring *in, *out;
     int side;
+    int bell_fd;
     uint64_t head_cache, rec_off;
 };
 
-/* The connecting side creates the pair's segment (both rings), the accepting side maps and
- * unlinks it. CSN_OK, CSN_NO_HEAP or CSN_SYSTEM_ERROR (a line on stderr says why). */
-csn_status csni_shm_create(struct csni_proc *p, int peer, uint32_t lane, struct csni_shm **out);
-csn_status csni_shm_attach(struct csni_proc *p, int peer, uint32_t lane, struct csni_shm **out);
-void csni_shm_path(const struct csni_proc *p, int from, int to, uint32_t lane, char *out,
-                   size_t cap);
-pid_t csni_shm_peer_pid(const struct csni_conn *c);
-bool csni_shm_has_data(const struct csni_shm *s); /* inbound ring not empty (lock-free) */
-/* Producer (tx_lock held): writes header and payload as one record if all of it fits now;
- * false (nothing written) when the ring has no room. */
-bool csni_shm_write_frame(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len);
-/* Consumer (rx_lock held): the unread bytes of the inbound record at the read position, in
- * place (0: none yet); csni_shm_consume(c, n) then takes n of them (n <= what peek gave). */
-size_t csni_shm_peek(struct csni_shm *s, const uint8_t **at);
-void csni_shm_consume(struct csni_conn *c, size_t n);
-bool csni_shm_arm(struct csni_conn *c, bool want_space);
+/* The creating side makes the segment at path (O_EXCL: never someone else's file), sized and
+ * allocated up front (a full file system is an error now, never a SIGBUS later); the other side
+ * maps it and unlinks it. Do not block. CSN_OK, CSN_NO_HEAP or CSN_SYSTEM_ERROR (errno says why;
+ * create prints a line on stderr). The caller owns *out (csni_shm_unmap). */
+csn_status csni_shm_create(const char *path, uint64_t ring_bytes, struct csni_shm **out);
+csn_status csni_shm_attach(const char *path, struct csni_shm **out);
+void csni_shm_unmap(struct csni_shm *s);
+pid_t csni_shm_peer_pid(const struct csni_shm *s);
+
+/* Producer side (one thread at a time). write_frame: header and payload as one record if all
+ * of it fits now; false (nothing written) when the ring has no room; the caller keeps its
+ * buffers. writev: as much of iov as fits as one record: bytes written, or -1 with errno EAGAIN
+ * when full. Neither blocks. */
+bool csni_shm_write_frame(struct csni_shm *s, const uint8_t *hdr, const void *payload, size_t len);
+ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n);
+
+/* Consumer side (one thread at a time). has_data: lock-free look at the inbound ring.
+ * peek: the unread bytes of the record at the read position, in place: 1 (*at, *n set),
+ * 0 (nothing yet) or -1 (a corrupt record header: drop the connection); consume(s, n) then
+ * takes n of them (n <= *n). read: copies up to n bytes out of the records there: bytes, or
+ * -1 with errno EAGAIN (nothing) or EPROTO (a corrupt record). None blocks. */
+bool csni_shm_has_data(const struct csni_shm *s);
+int csni_shm_peek(struct csni_shm *s, const uint8_t **at, size_t *n);
+void csni_shm_consume(struct csni_shm *s, size_t n);
+ssize_t csni_shm_read(struct csni_shm *s, void *buf, size_t n);
+
+/* Before a side sleeps: ask to be rung when data (and, want_space, room) comes, then look
+ * once more: true when there is work after all (do not sleep). */
+bool csni_shm_arm(struct csni_shm *s, bool want_space);
 
 #endif

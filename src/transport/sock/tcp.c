@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "transport/net.h"
 
 /* No Nagle delay on small frames. And little unsent data in the kernel: the socket takes new
  * bytes only while less than the low-water mark is still unsent, so a full transfer waits in
@@ -18,23 +19,32 @@
  * behind megabytes in the kernel's buffer (a CTS stuck there for one whole message time
  * halved a bidirectional exchange). Bytes in flight are not limited: the window still fills
  * the path. Unix sockets refuse both options, harmlessly. */
-void csni_tcp_tune(const struct csni_proc *p, int s)
+static void tcp_tune(int s, size_t notsent)
 {
     int one = 1;
-    setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (p->tcp_notsent > 0) {
-        int lowat = (int)p->tcp_notsent;
-        setsockopt(s, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
+    if (setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+        return; /* not a TCP socket */
+    if (notsent > 0) {
+        int lowat = (int)notsent;
+        (void)setsockopt(s, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat); /* a hint */
     }
 }
 
-static csn_status tcp_listen(struct csni_proc *p, int *fd, char *addr, size_t cap)
+/* errno as a status, errno kept for the caller. */
+static csn_status tcp_errno(int e)
+{
+    errno = e;
+    return e == ENOMEM ? CSN_NO_HEAP : CSN_SYSTEM_ERROR;
+}
+
+static csn_status tcp_listen(const char *dir, int me, int *fd, char *addr, size_t cap)
 {
     const char *host = getenv("CSN_ADDR");
     struct sockaddr_in sa = {.sin_family = AF_INET};
     socklen_t len = sizeof sa;
     int s, one = 1;
-    (void)p;
+    (void)dir;
+    (void)me;
     if (!host || !*host)
         host = "127.0.0.1";
     if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
@@ -42,20 +52,19 @@ static csn_status tcp_listen(struct csni_proc *p, int *fd, char *addr, size_t ca
         return CSN_INVALID_ARGUMENT;
     }
     if ((s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
-        return csni_errno_status(errno);
-    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(s, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s, 128) < 0 ||
+        return tcp_errno(errno);
+    if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 || bind(s, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s, 128) < 0 ||
         getsockname(s, (struct sockaddr *)&sa, &len) < 0) {
         int e = errno;
         close(s);
-        return csni_errno_status(e);
+        return tcp_errno(e);
     }
     snprintf(addr, cap, "tcp:%s:%u", host, (unsigned)ntohs(sa.sin_port));
     *fd = s;
     return CSN_OK;
 }
 
-static csn_status tcp_connect(const char *addr, int *fd)
+static csn_status tcp_connect(const char *addr, unsigned timeout_ms, int *fd)
 {
     char host[256];
     const char *colon;
@@ -66,25 +75,44 @@ static csn_status tcp_connect(const char *addr, int *fd)
         return CSN_ILLEGAL_NETID;
     memcpy(host, addr + 4, (size_t)(colon - addr - 4));
     host[colon - addr - 4] = 0;
-    sa.sin_port = htons((uint16_t)atoi(colon + 1));
-    if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+    char *end;
+    unsigned long port = strtoul(colon + 1, &end, 10);
+    if (*end || port == 0 || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
         return CSN_ILLEGAL_NETID;
+    sa.sin_port = htons((uint16_t)port);
     if ((s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-        return csni_errno_status(errno);
+        return tcp_errno(errno);
+    /* A blocking connect gives up after SO_SNDTIMEO (EINPROGRESS): a host that does not
+     * answer costs at most timeout_ms. */
+    struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+    if (setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
+        close(s);
+        return tcp_errno(errno);
+    }
     while (connect(s, (struct sockaddr *)&sa, sizeof sa) < 0) {
         int e = errno;
         if (e == EINTR)
             continue;
         close(s);
-        return e == ECONNREFUSED || e == EHOSTUNREACH || e == ETIMEDOUT ? CSN_PEER_LOST
-                                                                        : csni_errno_status(e);
+        return e == ECONNREFUSED || e == EHOSTUNREACH || e == ETIMEDOUT || e == EINPROGRESS ||
+                       e == EAGAIN
+                   ? CSN_PEER_LOST
+                   : tcp_errno(e);
+    }
+    tv.tv_sec = 0;
+    tv.tv_usec = 0;
+    if (setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
+        close(s);
+        return tcp_errno(errno);
     }
     *fd = s;
     return CSN_OK;
 }
 
-const struct csni_transport_ops csni_tcp_ops = {
+const struct csni_net_ops csni_net_tcp = {
     .name = "tcp",
+    .host_local = false,
     .listen = tcp_listen,
     .connect = tcp_connect,
+    .tune = tcp_tune,
 };

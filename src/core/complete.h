@@ -1,0 +1,26 @@
+/* complete.h: completion of operations and the wake-up of the threads waiting for them. */
+#ifndef CSNI_COMPLETE_H
+#define CSNI_COMPLETE_H
+
+#include <stdbool.h>
+
+#include "csn.h"
+#include "core/op.h"
+
+/* Completes op with st (CSN_OK, CSN_OVERRUN is derived for a receive, CSN_PEER_LOST,
+ * CSN_UNINITIALISED_TRANSPORT at close): a non-blocking op goes on t's completion queue, a
+ * blocking call's op is only marked done. t->lock held (not needed for a blocking op). */
+void csni_complete(csn_transport *t, struct csni_op *op, csn_status st);
+/* The same, taking op's transport lock when it needs it: the caller holds no transport lock. */
+void csni_complete_unlocked(struct csni_op *op, csn_status st);
+/* A completion was queued on t: wake its sleepers. */
+void csni_wake(csn_transport *t);
+/* Between csni_defer_wakes(true) and (false) (nestable), futex wake-ups of sleepers are
+ * collected and made once per transport at the end: a burst for a thread costs one wake-up. */
+void csni_defer_wakes(bool on);
+
+/* This thread is the poller (it waits in epoll for the process: a wake-up of its transport
+ * needs no kick). initial-exec: no __tls_get_addr call on hot paths. */
+extern _Thread_local bool csni_polling __attribute__((tls_model("initial-exec")));
+
+#endif

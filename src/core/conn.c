@@ -1,0 +1,660 @@
+/* conn.c: the connection engine: framing, reading and placing, queueing and writing, failure,
+ * for socket and shared-memory connections alike. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/complete.h"
+#include "core/conn.h"
+#include "core/peer.h"
+#include "core/proc.h"
+
+#define CONN_RBUF 65536u   /* staging buffer: many small frames per recv */
+#define CONN_DIRECT 16384u /* payload remainders this large are read straight in place */
+#define CONN_BATCH 32      /* frames gathered into one sendmsg */
+#define CONN_DONE (2 * CONN_BATCH) /* completions collected per flush call */
+
+/* ---- links ---- */
+static ssize_t conn_sock_read(struct csni_conn *c, void *buf, size_t n)
+{
+    return recv(c->fd, buf, n, MSG_DONTWAIT);
+}
+
+static ssize_t conn_sock_writev(struct csni_conn *c, const struct iovec *iov, int n)
+{
+    struct msghdr mh = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
+    return sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT); /* EPIPE, not SIGPIPE */
+}
+
+static ssize_t conn_ring_read(struct csni_conn *c, void *buf, size_t n)
+{
+    return csni_shm_read(c->shm, buf, n);
+}
+
+static ssize_t conn_ring_writev(struct csni_conn *c, const struct iovec *iov, int n)
+{
+    return csni_shm_writev(c->shm, iov, n);
+}
+
+static const struct csni_link_ops conn_sock_link = {.read = conn_sock_read,
+                                                    .writev = conn_sock_writev};
+static const struct csni_link_ops conn_ring_link = {.read = conn_ring_read,
+                                                    .writev = conn_ring_writev};
+
+/* ---- the list ---- */
+void csni_conns_init(struct csni_conns *cs)
+{
+    csni_mutex_init(&cs->lock, CSNI_RANK_LISTS);
+    atomic_init(&cs->head, NULL);
+    atomic_init(&cs->nlive, 0);
+    atomic_init(&cs->nshm, 0);
+    atomic_init(&cs->nended, 0);
+}
+
+struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp,
+                                struct csni_shm *shm)
+{
+    struct csni_conn *c = calloc(1, sizeof *c);
+    int fl;
+    if (!c)
+        return NULL;
+    if (!(c->rbuf = malloc(CONN_RBUF)))
+        goto fail;
+    if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        goto fail;
+    c->fd = fd;
+    c->p = p;
+    c->pp = pp;
+    c->shm = shm;
+    if (shm)
+        shm->bell_fd = fd;
+    atomic_init(&c->ring, shm);
+    c->link = shm ? &conn_ring_link : &conn_sock_link;
+    csni_lock_init(&c->rx_lock, CSNI_RANK_READER);
+    csni_lock_init(&c->tx_lock, CSNI_RANK_WRITER);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+        goto fail;
+    /* Insert-only list: readers walk it without a lock from an acquire load of the head. */
+    csni_mutex_lock(&p->conns.lock);
+    c->next = atomic_load_explicit(&p->conns.head, memory_order_relaxed);
+    atomic_store_explicit(&p->conns.head, c, memory_order_release);
+    csni_mutex_unlock(&p->conns.lock);
+    atomic_fetch_add(&p->conns.nlive, 1);
+    if (shm) {
+        atomic_fetch_add(&p->conns.nshm, 1);
+        csni_kick_epoll(p); /* the progress thread arms the new ring */
+    }
+    return c;
+fail:
+    free(c->rbuf);
+    free(c);
+    return NULL;
+}
+
+void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, struct csni_shm *shm)
+{
+    csni_lock_assert_held(&c->rx_lock);
+    if (shm) {
+        /* From now on the socket only rings doorbells: drop what it buffered. */
+        c->rpos = c->rend = 0;
+        shm->bell_fd = c->fd;
+        csni_lock(&c->tx_lock);
+        c->shm = shm;
+        c->link = &conn_ring_link;
+        csni_unlock(&c->tx_lock);
+        atomic_store_explicit(&c->ring, shm, memory_order_release);
+        atomic_fetch_add(&c->p->conns.nshm, 1);
+        csni_kick_epoll(c->p);
+    }
+    c->pp = pp;
+}
+
+/* ---- writing ---- */
+static void conn_set_out(struct csni_conn *c, bool on)
+{
+    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0u), .data.ptr = c};
+    atomic_store_explicit(&c->tx_pending, on, memory_order_relaxed);
+    if (c->epollout == on || c->shm) /* a ring has no EPOLLOUT: its reader rings instead */
+        return;
+    /* Fails only for a descriptor already out of the set (a dead connection's). */
+    if (epoll_ctl(c->p->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+        c->epollout = on;
+}
+
+/* Whether a frame of this type completes its request's op when written. */
+static bool conn_completes(uint8_t type)
+{
+    return type == CSNI_F_EAGER || type == CSNI_F_DATA;
+}
+
+/* Lets go of a written (or failed) request. Returns the op to complete (outside tx_lock). */
+static struct csni_op *conn_release(struct csni_sendreq *sr)
+{
+    struct csni_op *op = sr->op;
+    uint8_t type = csni_frame_hdr_type(sr->hdr);
+    if (sr->heap) {
+        free(sr);
+        return NULL;
+    }
+    atomic_store_explicit(&sr->queued, false, memory_order_release); /* last access to sr */
+    return op && conn_completes(type) ? op : NULL;
+}
+
+/* Payload bytes of the frame a request is writing now (a chunk of a chunked DATA). */
+static size_t conn_chunk(const struct csni_sendreq *sr)
+{
+    size_t left = sr->paylen - sr->sent;
+    return sr->chunked && left > CSNI_DATA_CHUNK ? (size_t)CSNI_DATA_CHUNK : left;
+}
+
+static bool conn_is_control(const struct csni_sendreq *sr)
+{
+    return !sr->op && sr->paylen == 0;
+}
+
+/* A chunk of sr (at the head) is out and more remain: head the next one, and let the control
+ * frames queued behind go first (data frames keep their order). */
+static void conn_next_chunk(struct csni_conn *c, struct csni_sendreq *sr)
+{
+    sr->sent += conn_chunk(sr);
+    sr->off = 0;
+    csni_frame_set_chunk(sr->hdr, conn_chunk(sr), sr->sent);
+    struct csni_sendreq *last = NULL;
+    for (struct csni_sendreq *n = sr->next; n && conn_is_control(n); n = n->next)
+        last = n;
+    if (!last)
+        return;
+    c->sq_head = sr->next;
+    sr->next = last->next;
+    last->next = sr;
+    if (c->sq_tail == last)
+        c->sq_tail = sr;
+}
+
+/* Writes queued frames until the link is full, or until done[] (CONN_DONE entries) has no
+ * room for another batch. tx_lock held. Ops whose frame finished are stored in done[]. Every
+ * byte written is accounted before returning. Returns -1 on a link error. */
+static int conn_flush_locked(struct csni_conn *c, struct csni_op **done, int *ndone)
+{
+    while (c->sq_head && *ndone <= CONN_DONE - CONN_BATCH) {
+        struct iovec iov[2 * CONN_BATCH];
+        int n = 0, k = 0;
+        for (struct csni_sendreq *sr = c->sq_head; sr && k < CONN_BATCH; sr = sr->next, k++) {
+            size_t off = sr->off, plen = conn_chunk(sr);
+            if (off < CSNI_FRAME_SIZE) {
+                iov[n].iov_base = sr->hdr + off;
+                iov[n++].iov_len = CSNI_FRAME_SIZE - off;
+                off = 0;
+            } else {
+                off -= CSNI_FRAME_SIZE;
+            }
+            if (plen > off) {
+                iov[n].iov_base = (uint8_t *)sr->payload + sr->sent + off;
+                iov[n++].iov_len = plen - off;
+            }
+            if (sr->chunked && sr->sent + plen < sr->paylen)
+                break; /* its next chunk needs a new header: after this write */
+        }
+        ssize_t w = c->link->writev(c, iov, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            return -1;
+        }
+        size_t left = (size_t)w;
+        while (c->sq_head) {
+            struct csni_sendreq *sr = c->sq_head;
+            size_t need = CSNI_FRAME_SIZE + conn_chunk(sr) - sr->off;
+            if (left < need) {
+                sr->off += left;
+                break;
+            }
+            left -= need;
+            if (sr->chunked && sr->sent + conn_chunk(sr) < sr->paylen) {
+                conn_next_chunk(c, sr); /* the write ended with this chunk */
+                break;
+            }
+            c->sq_head = sr->next;
+            if (!c->sq_head)
+                c->sq_tail = NULL;
+            struct csni_op *op = conn_release(sr);
+            if (op)
+                done[(*ndone)++] = op;
+        }
+    }
+    return 0;
+}
+
+static void conn_finish(struct csni_op **done, int ndone, csn_status st)
+{
+    for (int i = 0; i < ndone; i++)
+        csni_complete_unlocked(done[i], st);
+}
+
+/* Places sr on the queue (tx_lock held). Control frames (CTS, CREDIT, notes: no op, no
+ * payload) overtake queued data: a CTS stuck behind megabytes bound the other way would stall
+ * the peer's transfer to us for as long. Only the frame being written stays ahead (its bytes
+ * are half out), and the control frames queued before (a split CTS must arrive before its
+ * CTS_PULLED). Their order against data does not matter (token-addressed); the data frames
+ * keep theirs. */
+static void conn_enqueue(struct csni_conn *c, struct csni_sendreq *sr)
+{
+    sr->next = NULL;
+    sr->off = 0;
+    if (c->sq_head && conn_is_control(sr)) {
+        struct csni_sendreq *after = c->sq_head->off > 0 ? c->sq_head : NULL;
+        for (struct csni_sendreq *n = after ? after->next : c->sq_head; n && conn_is_control(n);
+             n = n->next)
+            after = n;
+        if (after) {
+            sr->next = after->next;
+            after->next = sr;
+            if (c->sq_tail == after)
+                c->sq_tail = sr;
+        } else {
+            sr->next = c->sq_head;
+            c->sq_head = sr;
+        }
+    } else if (c->sq_tail) {
+        c->sq_tail->next = sr;
+        c->sq_tail = sr;
+    } else {
+        c->sq_head = c->sq_tail = sr;
+    }
+}
+
+void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
+{
+    struct csni_op *done[CONN_DONE];
+    int ndone = 0, err = 0;
+
+    atomic_store_explicit(&sr->queued, true, memory_order_relaxed);
+    csni_lock(&c->tx_lock);
+    if (c->dead) {
+        csni_unlock(&c->tx_lock);
+        struct csni_op *op = conn_release(sr);
+        if (op)
+            csni_complete_unlocked(op, CSN_PEER_LOST);
+        return;
+    }
+    bool idle = c->sq_head == NULL;
+    conn_enqueue(c, sr);
+    if (idle)
+        err = conn_flush_locked(c, done, &ndone);
+    if (!err)
+        conn_set_out(c, c->sq_head != NULL);
+    csni_unlock(&c->tx_lock);
+    conn_finish(done, ndone, CSN_OK);
+    if (err)
+        csni_conn_fail(c, NULL);
+}
+
+bool csni_conn_send_now(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len)
+{
+    csni_lock(&c->tx_lock);
+    bool ok = !c->dead && !c->sq_head && c->shm && csni_shm_write_frame(c->shm, hdr, payload, len);
+    csni_unlock(&c->tx_lock);
+    return ok;
+}
+
+void csni_conn_flush(struct csni_conn *c, bool block_lock)
+{
+    struct csni_op *done[CONN_DONE];
+    int ndone, err;
+    do {
+        ndone = 0;
+        if (block_lock)
+            csni_lock(&c->tx_lock);
+        else if (!csni_trylock(&c->tx_lock))
+            return;
+        err = c->dead ? 0 : conn_flush_locked(c, done, &ndone);
+        if (!err && !c->dead)
+            conn_set_out(c, c->sq_head != NULL);
+        csni_unlock(&c->tx_lock);
+        conn_finish(done, ndone, CSN_OK);
+        if (err) {
+            csni_conn_fail(c, NULL);
+            return;
+        }
+    } while (ndone > CONN_DONE - CONN_BATCH); /* stopped for room, not for a full link */
+}
+
+/* ---- failure ---- */
+static void conn_fail_queue(struct csni_conn *c)
+{
+    struct csni_op *ops = NULL;
+    csni_lock(&c->tx_lock);
+    struct csni_sendreq *sr = c->sq_head;
+    c->sq_head = c->sq_tail = NULL;
+    csni_unlock(&c->tx_lock);
+    while (sr) {
+        struct csni_sendreq *next = sr->next;
+        /* RTS ops sit on the peer's CTS list and are failed with it. */
+        struct csni_op *op = conn_release(sr);
+        if (op) {
+            op->next = ops;
+            ops = op;
+        }
+        sr = next;
+    }
+    while (ops) {
+        struct csni_op *next = ops->next;
+        csni_complete_unlocked(ops, CSN_PEER_LOST);
+        ops = next;
+    }
+}
+
+void csni_conn_fail(struct csni_conn *c, const char *why)
+{
+    struct csni_proc *p = c->p;
+    csni_lock(&c->tx_lock);
+    bool was = c->dead;
+    c->dead = true;
+    csni_unlock(&c->tx_lock);
+    if (was)
+        return;
+    if (why)
+        fprintf(stderr, "csn[%d]: dropping connection to process %d: %s\n", p->me,
+                c->pp ? c->pp->proc : -1, why);
+    /* Fails only when the descriptor was never added: nothing to undo then. */
+    (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    /* shutdown, not close: the descriptor number stays ours until the process ends, so a
+     * thread still holding it can never touch someone else's file. */
+    (void)shutdown(c->fd, SHUT_RDWR);
+    conn_fail_queue(c);
+    atomic_fetch_sub(&p->conns.nlive, 1);
+    if (atomic_load_explicit(&c->ring, memory_order_relaxed))
+        atomic_fetch_sub(&p->conns.nshm, 1);
+    atomic_store(&c->ended, true);
+    atomic_fetch_add(&p->conns.nended, 1);
+    csni_kick_epoll(p); /* the poller reports it */
+}
+
+bool csni_conn_take_ended(struct csni_conn *c)
+{
+    if (!atomic_load_explicit(&c->ended, memory_order_relaxed) || !atomic_exchange(&c->ended, false))
+        return false;
+    atomic_fetch_sub(&c->p->conns.nended, 1);
+    return true;
+}
+
+int csni_conn_bells(struct csni_conn *c)
+{
+    char b[64];
+    for (;;) {
+        ssize_t r = recv(c->fd, b, sizeof b, MSG_DONTWAIT);
+        if (r > 0)
+            continue;
+        if (r < 0 && errno == EINTR)
+            continue;
+        return r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) ? -1 : 0;
+    }
+}
+
+int csni_conn_arm(struct csni_conn *c)
+{
+    if (!csni_conn_rx_trylock(c))
+        return -1;
+    bool ring = c->shm != NULL && !c->dead;
+    csni_conn_rx_unlock(c);
+    return ring && csni_shm_arm(c->shm, atomic_load(&c->tx_pending)) ? 1 : 0;
+}
+
+/* ---- reading ---- */
+/* Places buffered and then link bytes for the current payload. Returns 1 when the payload
+ * is complete, 0 when the link is drained, -1 on end of stream or error. */
+static int conn_payload(struct csni_conn *c)
+{
+    struct csni_place *pl = &c->pl;
+    for (;;) {
+        size_t avail = c->rend - c->rpos;
+        if (pl->want) {
+            size_t n = avail < pl->want ? avail : pl->want;
+            if (n) {
+                if (pl->dst) {
+                    memcpy(pl->dst, c->rbuf + c->rpos, n);
+                    pl->dst += n;
+                }
+                c->rpos += n;
+                pl->want -= n;
+                continue;
+            }
+            if (pl->want >= CONN_DIRECT && pl->dst) {
+                ssize_t r = c->link->read(c, pl->dst, pl->want);
+                if (r > 0) {
+                    pl->dst += r;
+                    pl->want -= (size_t)r;
+                    continue;
+                }
+                if (r == 0)
+                    return -1;
+                if (errno == EINTR)
+                    continue;
+                return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+            }
+        } else if (pl->discard) {
+            size_t n = avail < pl->discard ? avail : pl->discard;
+            if (n) {
+                c->rpos += n;
+                pl->discard -= n;
+                continue;
+            }
+        } else {
+            return 1;
+        }
+        c->rpos = c->rend = 0;
+        ssize_t r = c->link->read(c, c->rbuf, CONN_RBUF);
+        if (r > 0) {
+            c->rend = (size_t)r;
+            continue;
+        }
+        if (r == 0)
+            return -1;
+        if (errno == EINTR)
+            continue;
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    }
+}
+
+/* Shared memory, between frames, nothing staged: the next frame decoded in place from the
+ * ring record. CONN_PEEK_FRAME: *f decoded, *body points after its header, *avail record bytes
+ * follow it. CONN_PEEK_EMPTY: nothing in the ring; CONN_PEEK_OTHER: not in this state, or a
+ * header split across records (the general reader takes it); CONN_PEEK_BAD: a corrupt record
+ * or header (*why says what). */
+enum { CONN_PEEK_BAD = -1, CONN_PEEK_EMPTY, CONN_PEEK_OTHER, CONN_PEEK_FRAME };
+static int conn_peek_frame(struct csni_conn *c, struct csni_frame *f, const uint8_t **body,
+                           size_t *avail, const char **why)
+{
+    if (!c->shm || c->phase != CSNI_RX_HDR || c->rpos != c->rend || !c->pp)
+        return CONN_PEEK_OTHER;
+    const uint8_t *v;
+    size_t n;
+    int k = csni_shm_peek(c->shm, &v, &n);
+    if (k < 0) {
+        *why = "corrupt shared-memory record";
+        return CONN_PEEK_BAD;
+    }
+    if (k == 0)
+        return CONN_PEEK_EMPTY;
+    if (n < CSNI_FRAME_SIZE)
+        return CONN_PEEK_OTHER;
+    if (csni_frame_decode(v, c->p->tun.eager_max, f, why) != 0)
+        return CONN_PEEK_BAD;
+    *body = v + CSNI_FRAME_SIZE;
+    *avail = n - CSNI_FRAME_SIZE;
+    return CONN_PEEK_FRAME;
+}
+
+bool csni_conn_peek_eager(struct csni_conn *c, uint32_t tid, struct csni_frame *f,
+                          const uint8_t **payload)
+{
+    const char *why;
+    size_t avail;
+    csni_lock_assert_held(&c->rx_lock);
+    /* Anything else, a corrupt header too, is left to the general reader. */
+    return !c->dead && conn_peek_frame(c, f, payload, &avail, &why) == CONN_PEEK_FRAME &&
+           f->type == CSNI_F_EAGER && avail >= f->len && csni_frame_dst_tport(f) == tid;
+}
+
+void csni_conn_skip(struct csni_conn *c, const struct csni_frame *f)
+{
+    csni_shm_consume(c->shm, CSNI_FRAME_SIZE + (size_t)f->len);
+}
+
+/* Fails the connection from the reader and hands back the placement it abandons. */
+static enum csni_rx_event conn_failed(struct csni_conn *c, const char *why, struct csni_place *done)
+{
+    *done = c->pl;
+    memset(&c->pl, 0, sizeof c->pl);
+    csni_conn_fail(c, why);
+    return CSNI_RX_FAILED;
+}
+
+/* Reads more bytes into the staging buffer for a header: 1 got some, 0 nothing now, -1 end of
+ * stream or error. */
+static int conn_fill(struct csni_conn *c)
+{
+    memmove(c->rbuf, c->rbuf + c->rpos, c->rend - c->rpos);
+    c->rend -= c->rpos;
+    c->rpos = 0;
+    for (;;) {
+        ssize_t n = c->link->read(c, c->rbuf + c->rend, CONN_RBUF - c->rend);
+        if (n > 0) {
+            c->rend += (size_t)n;
+            return 1;
+        }
+        if (n == 0)
+            return -1;
+        if (errno == EINTR)
+            continue;
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+    }
+}
+
+static bool conn_key_ok(const struct csni_conn *c)
+{
+    unsigned diff = 0;
+    for (int i = 0; i < CSNI_KEY_BYTES; i++)
+        diff |= (unsigned)(c->key[i] ^ c->p->key[i]);
+    return diff == 0;
+}
+
+enum csni_rx_event csni_conn_next(struct csni_conn *c, const uint8_t **staged,
+                                  struct csni_place *done)
+{
+    const char *why = NULL;
+    csni_lock_assert_held(&c->rx_lock);
+    *staged = NULL;
+    while (!c->dead) {
+        if (c->phase == CSNI_RX_PAYLOAD) {
+            int r = conn_payload(c);
+            if (r == 0)
+                return CSNI_RX_DRAINED;
+            if (r < 0)
+                return conn_failed(c, NULL, done);
+            c->phase = CSNI_RX_HDR;
+            *done = c->pl;
+            memset(&c->pl, 0, sizeof c->pl);
+            if (c->pp)
+                return CSNI_RX_PLACED;
+            if (!conn_key_ok(c))
+                return conn_failed(c, "connection without the job key refused", done);
+            return CSNI_RX_HELLO;
+        }
+        /* Shared memory, nothing staged: a frame whose payload is whole in the ring's record
+         * is served in place, without the copy through the staging buffer. A DATA payload is
+         * then read the general way (rendezvous: large); a HELLO is refused below. */
+        const uint8_t *body;
+        size_t avail;
+        int k = conn_peek_frame(c, &c->f, &body, &avail, &why);
+        if (k == CONN_PEEK_EMPTY)
+            return CSNI_RX_DRAINED;
+        if (k == CONN_PEEK_BAD)
+            return conn_failed(c, why, done);
+        if (k == CONN_PEEK_FRAME && c->f.type != CSNI_F_HELLO) {
+            bool eager = c->f.type == CSNI_F_EAGER;
+            if (!eager || avail >= c->f.len) {
+                c->ring_taken = CSNI_FRAME_SIZE + (eager ? (size_t)c->f.len : 0);
+                *staged = eager ? body : NULL;
+                return CSNI_RX_FRAME;
+            }
+        }
+        if (c->rend - c->rpos < CSNI_FRAME_SIZE) {
+            int r = conn_fill(c);
+            if (r > 0)
+                continue;
+            return r == 0 ? CSNI_RX_DRAINED : conn_failed(c, NULL, done);
+        }
+        if (csni_frame_decode(c->rbuf + c->rpos, c->p->tun.eager_max, &c->f, &why) != 0)
+            return conn_failed(c, why, done);
+        c->rpos += CSNI_FRAME_SIZE;
+        if (!c->pp) {
+            if (c->f.type != CSNI_F_HELLO)
+                return conn_failed(c, "connection without the job key refused", done);
+            c->pl = (struct csni_place){.dst = c->key, .want = CSNI_KEY_BYTES};
+            c->phase = CSNI_RX_PAYLOAD;
+            continue;
+        }
+        if (c->f.type == CSNI_F_HELLO)
+            return conn_failed(c, "second hello", done);
+        if (c->f.type == CSNI_F_EAGER && c->rend - c->rpos >= c->f.len) {
+            *staged = c->rbuf + c->rpos; /* the whole payload came with the header */
+            c->rpos += c->f.len;
+        }
+        return CSNI_RX_FRAME;
+    }
+    return CSNI_RX_DRAINED;
+}
+
+void csni_conn_place(struct csni_conn *c, const struct csni_place *pl)
+{
+    csni_lock_assert_held(&c->rx_lock);
+    if (c->ring_taken) {
+        csni_shm_consume(c->shm, c->ring_taken); /* the staged payload is copied by now */
+        c->ring_taken = 0;
+    }
+    c->pl = *pl;
+    c->phase = CSNI_RX_PAYLOAD;
+}
+
+void csni_conns_cancel(struct csni_proc *p, csn_transport *t, struct csni_op **gone)
+{
+    for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
+        csni_conn_rx_lock(c);
+        struct csni_place *pl = &c->pl;
+        if (pl->t == t) {
+            /* An unexpected record being filled is freed with t's others. */
+            if (pl->op && !pl->listed) {
+                pl->op->next = *gone;
+                *gone = pl->op;
+            }
+            pl->discard += pl->want;
+            pl->dst = NULL;
+            pl->want = 0;
+            pl->op = NULL;
+            pl->ux = NULL;
+            pl->t = NULL;
+        }
+        csni_conn_rx_unlock(c);
+    }
+}
+
+bool csni_conns_sending(struct csni_proc *p, csn_transport *t)
+{
+    bool busy = false;
+    for (struct csni_conn *c = csni_conns_first(&p->conns); c && !busy; c = c->next) {
+        csni_lock(&c->tx_lock);
+        for (struct csni_sendreq *sr = c->sq_head; sr && !busy; sr = sr->next)
+            busy = sr->op && sr->op->t == t && sr->op->kind == CSNI_OP_TX;
+        csni_unlock(&c->tx_lock);
+    }
+    return busy;
+}

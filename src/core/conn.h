@@ -1,0 +1,179 @@
+/* conn.h: the connection engine. It alone owns a connection's reader and writer state: it
+ * reads frames (from a socket or a shared-memory ring), hands each header to its caller, and
+ * places the payload where the protocol's answer (a placement) says; it queues and writes
+ * frames. It never calls up: the layer above (core/poll.c) drives the reader with
+ * csni_conn_next and hands headers to the protocol (core/match.h). */
+#ifndef CSNI_CONN_H
+#define CSNI_CONN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "csn.h"
+#include "core/lock.h"
+#include "core/op.h"
+#include "transport/shm/shm.h"
+#include "wire/frame.h"
+
+struct csni_proc;
+struct csni_peer;
+struct csni_conn;
+struct csni_unex;
+
+/* Where the payload of a frame goes: the protocol's answer to a header. */
+struct csni_place {
+    uint8_t *dst;          /* payload destination, NULL to discard */
+    size_t want;           /* bytes to place at dst */
+    size_t discard;        /* bytes to drop after them */
+    struct csni_op *op;    /* the receive being filled, or NULL */
+    struct csni_unex *ux;  /* the unexpected record being filled, or NULL */
+    csn_transport *t;      /* the transport of op or ux */
+    bool listed;           /* op is still on its peer's wait list (a chunk before the last):
+                            * the peer's loss or the transport's close finds it there */
+};
+
+/* How a connection moves bytes: a socket, or shared-memory rings. Non-blocking. read: bytes
+ * read, 0 at end of stream, -1 with errno (EAGAIN: nothing). writev: bytes accepted (possibly
+ * fewer), -1 with errno (EAGAIN: full). */
+struct csni_link_ops {
+    ssize_t (*read)(struct csni_conn *c, void *buf, size_t n);
+    ssize_t (*writev)(struct csni_conn *c, const struct iovec *iov, int n);
+};
+
+enum csni_rx_phase { CSNI_RX_HDR = 0, CSNI_RX_PAYLOAD };
+
+struct csni_conn {
+    int fd; /* the socket: data, or (shm) doorbell and death detector */
+    const struct csni_link_ops *link;
+    struct csni_shm *shm;          /* rings, for shared-memory connections (writer lock) */
+    struct csni_shm *_Atomic ring; /* = shm, published (release) for lock-free pollers */
+    _Atomic bool tx_pending;       /* frames wait on the send queue (a hint for pollers) */
+    struct csni_proc *p;
+    /* The process at the other end: set before the connection is published (connecting
+     * side) or once its HELLO proved the job key (csni_conn_bind), never changed after. */
+    struct csni_peer *pp;
+    _Atomic bool dead;
+    _Atomic bool ended; /* dead, and its end not yet reported (csni_conn_take_ended) */
+    bool epollout;      /* EPOLLOUT is registered */
+    /* Reader: one at a time (the "device lock" of seed 002), held only across non-blocking
+     * reads, never while sleeping. Everything below to tx_lock is the reader's. */
+    csni_lock_t rx_lock;
+    uint8_t *rbuf; /* staging buffer: small frames arrive here in batches */
+    size_t rpos, rend;
+    enum csni_rx_phase phase;
+    struct csni_frame f;   /* header being served */
+    struct csni_place pl;  /* where its payload goes */
+    size_t ring_taken;     /* bytes of the ring record served in place, consumed at placement */
+    uint8_t key[CSNI_KEY_BYTES]; /* HELLO payload being read */
+    /* The protocol's own per-connection count (written only under rx_lock): eager credit
+     * consumed here, not yet handed back. */
+    int64_t owed;
+    /* Writer: one at a time, held only across non-blocking writes. */
+    csni_lock_t tx_lock;
+    struct csni_sendreq *sq_head, *sq_tail;
+    struct csni_conn *next; /* the process's connection list (insert-only, immutable links) */
+};
+
+/* The process's connections (owned by this engine). */
+struct csni_conns {
+    csni_mutex_t lock;              /* inserts (rank LISTS) */
+    struct csni_conn *_Atomic head; /* walked without a lock from an acquire load */
+    _Atomic int nlive;              /* connections not dead */
+    _Atomic int nshm;               /* live shared-memory ones (pollers look at their rings) */
+    _Atomic int nended;             /* dead ones whose end is not yet reported */
+};
+
+void csni_conns_init(struct csni_conns *cs);
+static inline struct csni_conn *csni_conns_first(struct csni_conns *cs)
+{
+    return atomic_load_explicit(&cs->head, memory_order_acquire);
+}
+
+/* A connection on socket fd (it takes ownership: closed when the process ends), registered
+ * with the process's epoll set. pp: the peer when we connected (NULL: accepted, unknown until
+ * its HELLO); shm: the pair's rings when we made them. NULL when memory is short or the
+ * registration fails (fd is then the caller's again). */
+struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp,
+                                struct csni_shm *shm);
+/* An accepted connection proved the key (CSNI_RX_HELLO): from now on it belongs to pp, and its
+ * socket only rings doorbells when shm is given. Reader lock held. */
+void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, struct csni_shm *shm);
+
+/* ---- reading (the caller holds rx_lock across a series of calls) ---- */
+static inline void csni_conn_rx_lock(struct csni_conn *c)
+{
+    csni_lock(&c->rx_lock);
+}
+static inline bool csni_conn_rx_trylock(struct csni_conn *c)
+{
+    return csni_trylock(&c->rx_lock);
+}
+static inline void csni_conn_rx_unlock(struct csni_conn *c)
+{
+    csni_unlock(&c->rx_lock);
+}
+
+enum csni_rx_event {
+    CSNI_RX_DRAINED = 0, /* nothing more to read now, or the connection is dead */
+    CSNI_RX_FRAME,       /* a header (csni_conn_frame): answer it with csni_conn_place */
+    CSNI_RX_PLACED,      /* the current frame's payload is placed: *done says where */
+    CSNI_RX_HELLO,       /* an accepted connection proved the job key (its HELLO in
+                          * csni_conn_frame): bind it (csni_conn_bind) or fail it */
+    CSNI_RX_FAILED,      /* end of stream, a read error or a corrupt frame: the connection
+                          * is failed; *done is the placement it abandoned */
+};
+/* Reads and serves what is there, up to the next event. Never blocks. FRAME: *staged points
+ * at an EAGER payload already wholly in memory (valid until csni_conn_place), else NULL. */
+enum csni_rx_event csni_conn_next(struct csni_conn *c, const uint8_t **staged,
+                                  struct csni_place *done);
+static inline const struct csni_frame *csni_conn_frame(const struct csni_conn *c)
+{
+    return &c->f;
+}
+/* The answer to a FRAME: where its payload goes (a staged payload must have been copied by
+ * now: want 0). */
+void csni_conn_place(struct csni_conn *c, const struct csni_place *pl);
+/* Shared memory, between frames: the next record is an EAGER frame for transport tid, whole
+ * in place (*f, *payload valid until csni_conn_skip). False: anything else, for the general
+ * reader. */
+bool csni_conn_peek_eager(struct csni_conn *c, uint32_t tid, struct csni_frame *f,
+                          const uint8_t **payload);
+void csni_conn_skip(struct csni_conn *c, const struct csni_frame *f);
+/* Every connection's placement for transport t (closing) switches to discarding; the
+ * receives they were filling, unless still listed with their peer, are chained on *gone. */
+void csni_conns_cancel(struct csni_proc *p, csn_transport *t, struct csni_op **gone);
+
+/* ---- writing ---- */
+/* Whether a frame of one of t's transmits is still queued or being written somewhere (its
+ * buffer is still in use). */
+bool csni_conns_sending(struct csni_proc *p, csn_transport *t);
+/* Writes the frame now if the connection is idle, else queues it (the connection then owns
+ * sr until it clears sr->queued). Control frames (no op, no payload) overtake queued data.
+ * A dead connection completes sr's op with CSN_PEER_LOST. Writing may complete sr->op, which
+ * takes its transport lock: a caller passing an op holds no transport, peer or writer lock;
+ * requests with no op (CTS, CREDIT) may be sent under transport and peer locks. Never blocks. */
+void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr);
+/* Shared memory only: writes one frame at once if nothing is queued and the ring has room (the
+ * caller keeps its buffers); false: nothing written, send it the queued way. Never blocks. */
+bool csni_conn_send_now(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len);
+/* Writes what is queued until the link is full. block_lock: wait for the writer lock, else
+ * return if another thread writes. Never blocks otherwise. */
+void csni_conn_flush(struct csni_conn *c, bool block_lock);
+
+/* ---- failure ---- */
+/* Marks the connection dead (why: a line on stderr, NULL for a peer's normal end), takes it
+ * out of the epoll set, fails its queued frames (their ops complete with CSN_PEER_LOST) and
+ * flags it ended for the poller, which reports it to the peer table. Any locks of rank below
+ * the writer's may be held. */
+void csni_conn_fail(struct csni_conn *c, const char *why);
+/* An ended connection not yet reported: true once per connection. */
+bool csni_conn_take_ended(struct csni_conn *c);
+/* Shared memory: drains the socket's doorbell bytes. -1 when the peer closed it. */
+int csni_conn_bells(struct csni_conn *c);
+/* Before a thread sleeps: arm the connection's ring (see csni_shm_arm). 1: it has work
+ * already; -1: a reader is at work on it (do not sleep yet); 0: armed, or a socket. */
+int csni_conn_arm(struct csni_conn *c);
+
+#endif

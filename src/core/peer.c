@@ -1,0 +1,309 @@
+/* peer.c: the peer table and connecting: finding a peer's published address, making the
+ * connection (and its shared-memory rings), and taking in connections peers made to us. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/conn.h"
+#include "core/errors.h"
+#include "core/peer.h"
+#include "core/proc.h"
+#include "core/teardown.h"
+#include "names/names.h"
+
+void csni_peers_init(struct csni_peers *ps)
+{
+    csni_mutex_init(&ps->lock, CSNI_RANK_LISTS);
+    ps->list = NULL;
+    for (int i = 0; i < CSNI_PEER_TAB; i++)
+        atomic_init(&ps->tab[i], NULL);
+    atomic_init(&ps->nlost, 0);
+}
+
+/* The name of the segment of the pair (from, to, lane): the nonce makes it unguessable, so no
+ * other local user can take the name first. */
+static void peer_shm_path(const struct csni_proc *p, int from, int to, uint32_t lane,
+                          uint64_t nonce, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/csn.%s.%d.%d.%u.%016llx", p->tun.shm_dir, p->boot.jobid, from, to, lane,
+             (unsigned long long)nonce);
+}
+
+/* Chooses, in a published endpoint "ADDR[|ADDR2]|h=HOST" (split in place), the address to
+ * use: the first when the peer is on our host and its kind is ours or reaches across hosts,
+ * else the first of a kind that reaches across hosts. NULL when none fits. */
+static const char *peer_pick_addr(struct csni_proc *p, char *ep)
+{
+    char *items[8];
+    int n = 0;
+    const char *host = NULL;
+    items[n++] = ep;
+    for (char *bar = strchr(ep, '|'); bar; bar = strchr(bar + 1, '|')) {
+        *bar = 0;
+        if (strncmp(bar + 1, "h=", 2) == 0)
+            host = bar + 3;
+        else if (n < 8)
+            items[n++] = bar + 1;
+    }
+    bool local = !host || strcmp(host, p->boot.host) == 0;
+    for (int i = 0; i < n; i++) {
+        const struct csni_net_ops *k = csni_net_of_addr(items[i]);
+        if (!k)
+            continue;
+        if (!k->host_local || (local && i == 0 && k == p->tun.net))
+            return items[i];
+    }
+    return NULL;
+}
+
+/* Sends the whole HELLO (blocking socket, before it is made non-blocking). */
+static csn_status peer_send_hello(struct csni_proc *p, int fd, const struct csni_frame *f)
+{
+    uint8_t hello[CSNI_FRAME_SIZE + CSNI_KEY_BYTES];
+    csni_frame_encode(f, hello);
+    memcpy(hello + CSNI_FRAME_SIZE, p->key, CSNI_KEY_BYTES);
+    size_t off = 0;
+    while (off < sizeof hello) {
+        ssize_t w = send(fd, hello + off, sizeof hello - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return CSN_PEER_LOST;
+        off += (size_t)w;
+    }
+    return CSN_OK;
+}
+
+/* Makes a connection to pp: HELLO, and its shared-memory segment when on this host. lane 0
+ * is the connection the process shares among its transports; with CSN_CONN_PER_TRANSPORT a
+ * transport's own connection carries its id as lane. The caller stores *out. */
+static csn_status peer_connect(struct csni_proc *p, struct csni_peer *pp, uint32_t lane,
+                               struct csni_conn **out)
+{
+    char key[32], addr[512], path[512];
+    int fd = -1;
+    struct csni_shm *shm = NULL;
+    uint64_t nonce = 0;
+    csn_status rv;
+    /* Ranks of the job come up in their own time: wait for their address as for a name.
+     * Forked processes publish theirs before any netid of theirs can be known. */
+    uint64_t wait = pp->proc < p->boot.size ? p->tun.lookup_timeout_ms : 0;
+    snprintf(key, sizeof key, "ep.%d", pp->proc);
+    if ((rv = csni_kv_get(key, wait, addr, sizeof addr)) != CSN_OK)
+        return rv == CSN_NOT_FOUND ? (pp->proc < p->boot.size ? CSN_PEER_LOST : CSN_ILLEGAL_NETID)
+                                   : rv;
+    const char *use = peer_pick_addr(p, addr);
+    const struct csni_net_ops *kind = use ? csni_net_of_addr(use) : NULL;
+    if (!kind)
+        return CSN_PEER_LOST;
+    unsigned tmo = p->tun.lookup_timeout_ms > 60000 ? 60000u : (unsigned)p->tun.lookup_timeout_ms;
+    if ((rv = kind->connect(use, tmo, &fd)) != CSN_OK)
+        return rv;
+    kind->tune(fd, p->tun.tcp_notsent);
+    if (p->tun.use_shm && kind->host_local) {
+        if (getrandom(&nonce, sizeof nonce, 0) != sizeof nonce) {
+            rv = csni_errno_status(errno);
+            goto fail;
+        }
+        peer_shm_path(p, p->me, pp->proc, lane, nonce, path, sizeof path);
+        if ((rv = csni_shm_create(path, p->tun.shm_ring, &shm)) != CSN_OK)
+            goto fail;
+    }
+    struct csni_frame f = csni_frame_hello((uint64_t)p->me, shm != NULL, lane, nonce);
+    if ((rv = peer_send_hello(p, fd, &f)) != CSN_OK)
+        goto fail;
+    struct csni_conn *c = csni_conn_new(p, fd, pp, shm);
+    if (!c) {
+        rv = CSN_NO_HEAP;
+        goto fail;
+    }
+    csni_lock(&pp->lock);
+    pp->nconns++;
+    if (shm)
+        pp->eager_max = p->tun.shm_eager;
+    csni_unlock(&pp->lock);
+    *out = c;
+    return CSN_OK;
+fail:
+    close(fd);
+    if (shm) {
+        unlink(path); /* the peer never mapped it */
+        csni_shm_unmap(shm);
+    }
+    return rv;
+}
+
+struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc)
+{
+    struct csni_peer *pp;
+    /* Fast path, no lock: peers are never freed; the table entry is published last. */
+    if (proc < CSNI_PEER_TAB &&
+        (pp = atomic_load_explicit(&p->peers.tab[proc], memory_order_acquire)) != NULL)
+        return pp;
+    csni_mutex_lock(&p->peers.lock);
+    for (pp = p->peers.list; pp; pp = pp->next)
+        if (pp->proc == proc)
+            break;
+    if (!pp && (pp = calloc(1, sizeof *pp)) != NULL) {
+        pp->proc = proc;
+        csni_lock_init(&pp->lock, CSNI_RANK_PEER);
+        atomic_init(&pp->credit, p->tun.window);
+        csni_mutex_init(&pp->connecting, CSNI_RANK_CONNECTING);
+        pp->eager_max = p->tun.eager_max;
+        pp->next = p->peers.list;
+        p->peers.list = pp;
+        if (proc < CSNI_PEER_TAB)
+            atomic_store_explicit(&p->peers.tab[proc], pp, memory_order_release);
+    }
+    csni_mutex_unlock(&p->peers.lock);
+    return pp;
+}
+
+/* Whether pp is connected or lost (final), under its lock. */
+static bool peer_final(struct csni_peer *pp)
+{
+    csni_lock(&pp->lock);
+    bool ready = pp->conn || pp->lost;
+    csni_unlock(&pp->lock);
+    return ready;
+}
+
+struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
+{
+    struct csni_peer *pp;
+    *rv = CSN_OK;
+    if (!p->boot.launched || proc < 0) {
+        *rv = CSN_ILLEGAL_NETID;
+        return NULL;
+    }
+    if (!(pp = csni_peer_lookup(p, proc))) {
+        *rv = CSN_NO_HEAP;
+        return NULL;
+    }
+    if (atomic_load_explicit(&pp->ready, memory_order_acquire))
+        return pp; /* connected or lost: both are final */
+    if (peer_final(pp)) {
+        atomic_store_explicit(&pp->ready, true, memory_order_release);
+        return pp;
+    }
+    /* Connecting may wait for the peer to publish its address: only callers that want
+     * the same peer wait behind it. */
+    csni_mutex_lock(&pp->connecting);
+    struct csni_conn *c = NULL;
+    csn_status r = peer_final(pp) ? CSN_OK : peer_connect(p, pp, 0, &c);
+    if (c) {
+        csni_lock(&pp->lock);
+        if (!pp->conn)
+            pp->conn = c;
+        csni_unlock(&pp->lock);
+    }
+    csni_mutex_unlock(&pp->connecting);
+    if (r == CSN_PEER_LOST) {
+        csni_peer_lost(p, pp);
+    } else if (r != CSN_OK) {
+        *rv = r;
+        return NULL;
+    }
+    return pp;
+}
+
+struct csni_conn *csni_peer_send_conn(csn_transport *t, struct csni_peer *pp)
+{
+    struct csni_proc *p = csni_p;
+    struct csni_conn *c = NULL;
+    if (!p->tun.conn_per_transport)
+        return pp->conn;
+    csni_lock(&t->lock);
+    for (unsigned i = 0; i < t->nlanes && !c; i++)
+        if (t->lanes[i].proc == pp->proc)
+            c = t->lanes[i].conn;
+    csni_unlock(&t->lock);
+    if (c)
+        return c;
+    if (peer_connect(p, pp, t->tid, &c) != CSN_OK)
+        return pp->conn;
+    csni_lock(&t->lock);
+    struct csni_lane *l = realloc(t->lanes, (t->nlanes + 1) * sizeof *l);
+    if (l) {
+        t->lanes = l;
+        t->lanes[t->nlanes].proc = pp->proc;
+        t->lanes[t->nlanes++].conn = c;
+    }
+    csni_unlock(&t->lock);
+    return c;
+}
+
+void csni_peer_accept(struct csni_proc *p, struct csni_conn *c)
+{
+    const struct csni_frame *f = csni_conn_frame(c);
+    uint64_t proc = csni_frame_hello_proc(f);
+    struct csni_shm *shm = NULL;
+    char path[512];
+    if (proc >= (1u << 24) || (int)proc == p->me) {
+        csni_conn_fail(c, "hello with an impossible process id");
+        return;
+    }
+    struct csni_peer *pp = csni_peer_lookup(p, (int)proc);
+    if (!pp) {
+        csni_conn_fail(c, "no memory for a peer");
+        return;
+    }
+    if (csni_frame_hello_ring(f)) {
+        peer_shm_path(p, (int)proc, p->me, csni_frame_hello_lane(f), csni_frame_hello_nonce(f),
+                      path, sizeof path);
+        if (csni_shm_attach(path, &shm) != CSN_OK) {
+            csni_conn_fail(c, "cannot map the shared-memory segment of the connection");
+            return;
+        }
+    }
+    csni_conn_bind(c, pp, shm);
+    csni_lock(&pp->lock);
+    pp->nconns++;
+    pp->eager_max = shm ? p->tun.shm_eager : p->tun.eager_max;
+    if (!pp->conn)
+        pp->conn = c; /* the first connection either side made becomes the sending one */
+    csni_unlock(&pp->lock);
+}
+
+bool csni_peer_send_frame(struct csni_peer *pp, const struct csni_frame *f)
+{
+    struct csni_sendreq *sr = csni_sendreq_new(f);
+    if (!sr)
+        return false;
+    csni_lock(&pp->lock);
+    struct csni_conn *c = pp->lost ? NULL : pp->conn;
+    if (c)
+        csni_conn_send(c, sr); /* no op attached: completes nothing, takes no transport lock */
+    csni_unlock(&pp->lock);
+    if (!c)
+        free(sr);
+    return c != NULL;
+}
+
+bool csni_peer_conn_ended(struct csni_peer *pp)
+{
+    csni_lock(&pp->lock);
+    bool last = --pp->nconns <= 0;
+    csni_unlock(&pp->lock);
+    return last;
+}
+
+bool csni_peer_has_conns(struct csni_peer *pp)
+{
+    csni_lock(&pp->lock);
+    bool some = pp->nconns > 0;
+    csni_unlock(&pp->lock);
+    return some;
+}
+
+bool csni_peer_is_lost(struct csni_peer *pp)
+{
+    csni_lock(&pp->lock);
+    bool lost = pp->lost;
+    csni_unlock(&pp->lock);
+    return lost;
+}

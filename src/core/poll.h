@@ -1,0 +1,32 @@
+/* poll.h: the progress engine: what moves data when a thread polls or sleeps: it reads the
+ * rings and sockets (driving each connection's reader and handing frames to the protocol),
+ * accepts connections, and reports ended connections to the peer table. */
+#ifndef CSNI_POLL_H
+#define CSNI_POLL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "csn.h"
+
+struct csni_proc;
+struct csni_op;
+
+/* epoll data of the process's own descriptors (a connection's is its pointer). */
+#define CSNI_EV_LISTEN ((uint64_t)1)
+#define CSNI_EV_KICK ((uint64_t)2)
+#define CSNI_EV_LISTEN2 ((uint64_t)3)
+
+/* One non-blocking round: rings, and now and then the epoll set. No lock held. */
+void csni_poll(struct csni_proc *p);
+/* A receive's spin on t: the first ring with data is read directly if its next frame is a
+ * message for t's receive (own, or any when NULL) (1). 0: every ring empty, nothing queued to
+ * send; -1: the caller polls the general way. */
+int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own);
+/* One round of sleeping in epoll (at most nap_ns) and handling what woke us. */
+void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns);
+/* Before a thread sleeps: arm every ring's doorbell. True when a ring has work already (the
+ * caller must then not sleep); handle: do that work now. */
+bool csni_arm_rings(struct csni_proc *p, bool handle);
+
+#endif

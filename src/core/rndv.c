@@ -1,0 +1,227 @@
+/* rndv.c: rendezvous: CTS and DATA, single-copy pulls and split copies over shared memory. */
+#include <errno.h>
+
+#include "core/complete.h"
+#include "core/peer.h"
+#include "core/proc.h"
+#include "core/rndv.h"
+#include "transport/shm/cma.h"
+
+bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
+                    bool split)
+{
+    struct csni_proc *p = csni_p;
+    struct csni_peer *pp = op->pp;
+    size_t n = csni_op_deliver(op), mine = n;
+    csn_status st = CSN_OK;
+    if (split && p->tun.split_min && n >= p->tun.split_min && !p->tun.conn_per_transport) {
+        struct csni_frame g = csni_frame_cts_split(n, sender_token, op->token, (uintptr_t)op->buf);
+        if (csni_peer_send_frame(pp, &g))
+            mine = (size_t)csni_split_at(n);
+        else
+            split = false; /* lost or no memory: pull it all */
+    } else {
+        split = false;
+    }
+    int e = csni_cma_copy(pid, op->buf, raddr, mine, false);
+    if (e == ESRCH) {
+        st = CSN_PEER_LOST;
+    } else if (e != 0) {
+        if (e == EPERM || e == ENOSYS)
+            p->cma = false; /* probed: this kernel or policy says no; never try again */
+        if (!split)
+            return false;
+        csni_conn_fail(pp->conn, "cannot read the sender's memory for a split transfer");
+        csni_complete_unlocked(op, CSN_PEER_LOST);
+        return true;
+    }
+    if (st == CSN_OK) {
+        struct csni_frame f = csni_frame_cts(CSNI_CTS_PULLED, mine, sender_token, 0);
+        csni_frame_encode(&f, op->sr.hdr);
+        op->sr.payload = NULL;
+        op->sr.paylen = 0;
+        op->sr.op = NULL;
+        csni_lock(&pp->lock);
+        if (pp->lost) {
+            st = CSN_PEER_LOST;
+        } else {
+            /* Listed only now, the copy done: the PUSHED note comes on the connection whose
+             * reader lock our caller holds, so it cannot be read before this. */
+            if (split)
+                csni_oplist_push(&pp->wait_data, op);
+            csni_conn_send(pp->conn, &op->sr);
+        }
+        csni_unlock(&pp->lock);
+    }
+    if (!split || st != CSN_OK)
+        csni_complete_unlocked(op, st);
+    return true;
+}
+
+void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token)
+{
+    struct csni_peer *pp = op->pp;
+    struct csni_frame f = csni_frame_cts(CSNI_CTS_OK, csni_op_deliver(op), sender_token, op->token);
+    csni_lock_assert_held(&op->t->lock);
+    csni_lock(&pp->lock);
+    if (pp->lost) {
+        csni_unlock(&pp->lock);
+        csni_complete(op->t, op, CSN_PEER_LOST);
+        return;
+    }
+    csni_oplist_push(&pp->wait_data, op);
+    csni_frame_encode(&f, op->sr.hdr);
+    op->sr.payload = NULL;
+    op->sr.paylen = 0;
+    op->sr.op = NULL;
+    csni_conn_send(pp->conn, &op->sr); /* no op attached: completes nothing */
+    csni_unlock(&pp->lock);
+}
+
+/* A split CTS: write the second part of our message straight into the receiver's buffer,
+ * then tell it (PUSHED). The transmit stays on the CTS list: the receiver's CTS_PULLED, which
+ * comes after this one on the same connection, completes it. */
+static void rndv_on_split(struct csni_conn *c, const struct csni_frame *f)
+{
+    struct csni_peer *pp = c->pp;
+    uint64_t rtoken = csni_frame_receiver_token(f);
+    csni_lock(&pp->lock);
+    struct csni_op *op = csni_oplist_find_token(&pp->wait_cts, csni_frame_sender_token(f));
+    void *buf = op ? op->buf : NULL;
+    bool fits = op && f->len <= op->len;
+    csni_unlock(&pp->lock);
+    if (!op) {
+        struct csni_frame g = csni_frame_data(CSNI_CTS_GONE, 0, rtoken, 0);
+        (void)csni_peer_send_frame(pp, &g); /* our transport closed meanwhile; lost: moot */
+        return;
+    }
+    if (!fits || !c->shm) {
+        csni_conn_fail(c, "split clear-to-send that does not fit the message");
+        return;
+    }
+    uint64_t at = csni_split_at(f->len);
+    int e = csni_cma_copy(csni_shm_peer_pid(c->shm), (uint8_t *)buf + at,
+                          csni_frame_split_addr(f) + at, (size_t)(f->len - at), true);
+    if (e == ESRCH)
+        return; /* the receiver is gone: our transmit fails with it */
+    if (e != 0) {
+        csni_conn_fail(c, "cannot write the receiver's memory for a split transfer");
+        return;
+    }
+    struct csni_frame g = csni_frame_data(CSNI_CTS_SPLIT, f->len - at, rtoken, 0);
+    (void)csni_peer_send_frame(pp, &g); /* lost: the receive fails with the peer */
+}
+
+void csni_rndv_on_cts(struct csni_conn *c, const struct csni_frame *f)
+{
+    struct csni_peer *pp = c->pp;
+    uint32_t kind = csni_frame_kind(f);
+    if (kind == CSNI_CTS_SPLIT) {
+        rndv_on_split(c, f);
+        return;
+    }
+    csni_lock(&pp->lock);
+    struct csni_op *op = csni_oplist_take_token(&pp->wait_cts, csni_frame_sender_token(f));
+    if (!op) {
+        csni_unlock(&pp->lock);
+        /* Our transport closed meanwhile: tell the receiver no data will come. */
+        struct csni_frame g = csni_frame_data(CSNI_CTS_GONE, 0, csni_frame_receiver_token(f), 0);
+        (void)csni_peer_send_frame(pp, &g);
+        return;
+    }
+    if (kind == CSNI_CTS_GONE) {
+        csni_unlock(&pp->lock);
+        csni_complete_unlocked(op, CSN_PEER_LOST);
+        return;
+    }
+    if (kind == CSNI_CTS_PULLED && f->len <= op->len) {
+        csni_unlock(&pp->lock);
+        csni_complete_unlocked(op, CSN_OK); /* the receiver copied it itself */
+        return;
+    }
+    if (f->len > op->len) {
+        csni_unlock(&pp->lock);
+        csni_complete_unlocked(op, CSN_PEER_LOST);
+        csni_conn_fail(c, "clear-to-send asks for more than the message");
+        return;
+    }
+    /* Sent in chunks (the writer re-heads each), so that control frames to the same process
+     * never wait for a whole large message. The RTS's last byte left before this CTS could
+     * exist, but its writer may not have let go of the request yet: wait for that (a few
+     * instructions) before reusing it. */
+    struct csni_frame g = csni_frame_data(
+        CSNI_CTS_OK, f->len < CSNI_DATA_CHUNK ? f->len : CSNI_DATA_CHUNK, csni_frame_receiver_token(f), 0);
+    csni_op_wait_released(op);
+    csni_frame_encode(&g, op->sr.hdr);
+    op->sr.payload = op->buf;
+    op->sr.paylen = f->len;
+    op->sr.off = 0;
+    op->sr.sent = 0;
+    op->sr.chunked = f->len > CSNI_DATA_CHUNK;
+    struct csni_conn *sc = pp->conn;
+    csni_unlock(&pp->lock);
+    csni_conn_send(sc, &op->sr); /* may complete op: no transport or peer lock held */
+}
+
+/* A receive fails on a DATA frame that does not fit what its CTS asked for. */
+static void rndv_data_bad(struct csni_conn *c, struct csni_op *op, bool listed, const char *why)
+{
+    if (listed) {
+        csni_lock(&c->pp->lock);
+        csni_oplist_remove(&c->pp->wait_data, op);
+        csni_unlock(&c->pp->lock);
+    }
+    csni_complete_unlocked(op, CSN_PEER_LOST);
+    csni_conn_fail(c, why);
+}
+
+void csni_rndv_on_data(struct csni_conn *c, const struct csni_frame *f, struct csni_place *pl)
+{
+    struct csni_peer *pp = c->pp;
+    uint32_t kind = csni_frame_kind(f);
+    /* A DATA frame may be one chunk of the message: the receive stays on the list until its
+     * last byte is in (csni_rndv_data_placed). */
+    csni_lock(&pp->lock);
+    struct csni_op *op = csni_oplist_find_token(&pp->wait_data, csni_frame_receiver_token(f));
+    bool last = op && (kind != CSNI_CTS_OK || op->got + f->len >= csni_op_deliver(op));
+    if (last)
+        csni_oplist_remove(&pp->wait_data, op);
+    csni_unlock(&pp->lock);
+    if (!op) {
+        /* Our receive was cancelled by csn_close. Only an OK chunk carries payload (a SPLIT
+         * note's len counts bytes the sender wrote into our memory). */
+        pl->discard = kind == CSNI_CTS_OK ? f->len : 0;
+        return;
+    }
+    if (kind == CSNI_CTS_GONE) {
+        csni_complete_unlocked(op, CSN_PEER_LOST);
+        return;
+    }
+    size_t n = csni_op_deliver(op);
+    if (kind == CSNI_CTS_SPLIT) {
+        /* The sender wrote the second part itself; our pull had the first. */
+        if (f->len != n - csni_split_at(n)) {
+            rndv_data_bad(c, op, false, "split data length differs from the clear-to-send");
+            return;
+        }
+        csni_complete_unlocked(op, CSN_OK);
+        return;
+    }
+    if (csni_frame_chunk_offset(f) != op->got || f->len > n - op->got || (f->len == 0 && n > 0)) {
+        rndv_data_bad(c, op, !last, "data chunk out of place for the clear-to-send");
+        return;
+    }
+    *pl = (struct csni_place){.dst = (uint8_t *)op->buf + op->got,
+                              .want = f->len,
+                              .op = op,
+                              .t = op->t,
+                              .listed = !last};
+}
+
+void csni_rndv_data_placed(const struct csni_frame *f, const struct csni_place *pl)
+{
+    struct csni_op *op = pl->op;
+    op->got += f->len;
+    if (!pl->listed)
+        csni_complete_unlocked(op, CSN_OK); /* its last chunk, off the list already */
+}

@@ -1,0 +1,191 @@
+/* teardown.c: the end of a peer process (every operation involving it fails) and of a
+ * transport (everything of it is cancelled and handed back). */
+#include <stdlib.h>
+
+#include "core/complete.h"
+#include "core/conn.h"
+#include "core/credit.h"
+#include "core/netid.h"
+#include "core/peer.h"
+#include "core/proc.h"
+#include "core/teardown.h"
+#include "core/tport.h"
+
+/* Moves the ops of l for which keep() is false onto *out (the list owner's lock held). */
+static void teardown_take(struct csni_oplist *l, csn_transport *t, struct csni_op **out)
+{
+    for (struct csni_op *op = l->head, *prev = NULL, *n; op; op = n) {
+        n = op->next;
+        if (t && op->t != t) {
+            prev = op;
+            continue;
+        }
+        csni_oplist_unlink(l, prev, op);
+        op->next = *out;
+        *out = op;
+    }
+}
+
+static void teardown_fail_all(struct csni_op *ops, csn_status st)
+{
+    for (struct csni_op *n; ops; ops = n) {
+        n = ops->next;
+        csni_complete_unlocked(ops, st);
+    }
+}
+
+/* One-source receives from pp, and rendezvous announcements it can no longer serve, on t
+ * (t->lock held). */
+static void teardown_lost_on(struct csni_proc *p, csn_transport *t, struct csni_peer *pp)
+{
+    for (struct csni_op *op = t->posted.head, *prev = NULL, *n; op; op = n) {
+        n = op->next;
+        if (op->peer != CSN_NULL_NETID && csni_netid_rank(op->peer) == pp->proc) {
+            csni_oplist_unlink(&t->posted, prev, op);
+            csni_complete(t, op, CSN_PEER_LOST);
+        } else {
+            prev = op;
+        }
+    }
+    for (struct csni_unex *u = t->ux.head, *up = NULL, *n; u; u = n) {
+        n = u->next;
+        if (u->pp == pp && (u->kind == CSNI_UX_RTS || !u->complete)) {
+            csni_ux_unlink(&t->ux, up, u);
+            if (u->rxop)
+                csni_complete(t, u->rxop, CSN_PEER_LOST);
+            if (u->kind == CSNI_UX_EAGER)
+                csni_pool_put(&p->store, u->data, u->len);
+            csni_unex_free(&p->store, u);
+        } else {
+            up = u;
+        }
+    }
+}
+
+void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
+{
+    struct csni_op *ops = NULL;
+    csni_lock(&pp->lock);
+    if (pp->lost) {
+        csni_unlock(&pp->lock);
+        return;
+    }
+    pp->lost = true;
+    atomic_fetch_add(&p->peers.nlost, 1);
+    teardown_take(&pp->wait_cts, NULL, &ops);
+    teardown_take(&pp->wait_data, NULL, &ops);
+    csni_unlock(&pp->lock);
+    atomic_store_explicit(&pp->ready, true, memory_order_release);
+    teardown_fail_all(ops, CSN_PEER_LOST);
+    csni_table_rdlock(&p->tab);
+    for (uint32_t i = 0; i < csni_table_size(&p->tab); i++) {
+        csn_transport *t = csni_table_at(&p->tab, i);
+        if (!t)
+            continue;
+        csni_lock(&t->lock);
+        teardown_lost_on(p, t, pp);
+        csni_unlock(&t->lock);
+    }
+    csni_table_unlock(&p->tab);
+}
+
+/* Our transmits parked with other transports of this process point into our caller's
+ * buffers: withdraw them onto *gone. */
+static void teardown_withdraw_self(struct csni_proc *p, csn_transport *t, struct csni_op **gone)
+{
+    csni_table_rdlock(&p->tab);
+    for (uint32_t i = 0; i < csni_table_size(&p->tab); i++) {
+        csn_transport *d = csni_table_at(&p->tab, i);
+        if (!d)
+            continue;
+        csni_lock(&d->lock);
+        for (struct csni_unex *u = d->ux.head, *up = NULL, *n; u; u = n) {
+            n = u->next;
+            if (u->kind == CSNI_UX_SELF && u->txop->t == t) {
+                csni_ux_unlink(&d->ux, up, u);
+                u->txop->next = *gone;
+                *gone = u->txop;
+                csni_unex_free(&p->store, u);
+            } else {
+                up = u;
+            }
+        }
+        csni_unlock(&d->lock);
+    }
+    csni_table_unlock(&p->tab);
+}
+
+/* An unexpected message held for a closing transport is let go of: buffers back, credit back,
+ * a rendezvous sender told, a parked transmit of ours onto *deferred. */
+static void teardown_drop_unex(struct csni_proc *p, struct csni_unex *u, struct csni_op **deferred)
+{
+    switch (u->kind) {
+    case CSNI_UX_EAGER:
+        csni_pool_put(&p->store, u->data, u->len);
+        if (!u->pp)
+            atomic_fetch_sub(&p->store.self_bytes, u->len);
+        else if (u->complete)
+            csni_credit_return(u->pp, csni_credit_cost(u->len), p->tun.window);
+        break;
+    case CSNI_UX_SELF:
+        u->txop->next = *deferred;
+        *deferred = u->txop;
+        break;
+    case CSNI_UX_RTS: {
+        struct csni_frame g = csni_frame_cts(CSNI_CTS_GONE, 0, u->token, 0);
+        (void)csni_peer_send_frame(u->pp, &g); /* lost: its transmit fails with it */
+        break;
+    }
+    }
+    csni_unex_free(&p->store, u);
+}
+
+void csni_tport_drain(struct csni_proc *p, csn_transport *t)
+{
+    struct csni_op *deferred = NULL, *gone = NULL;
+
+    /* Readers filling t's buffers switch to discarding; the receives they were filling are
+     * cancelled with the others. */
+    csni_conns_cancel(p, t, &gone);
+    /* Our transmits and receives parked with peers. */
+    csni_mutex_lock(&p->peers.lock);
+    struct csni_peer *peers = p->peers.list;
+    csni_mutex_unlock(&p->peers.lock);
+    for (struct csni_peer *pp = peers; pp; pp = pp->next) {
+        csni_lock(&pp->lock);
+        teardown_take(&pp->wait_cts, t, &gone);
+        teardown_take(&pp->wait_data, t, &gone);
+        csni_unlock(&pp->lock);
+    }
+    teardown_withdraw_self(p, t, &gone);
+    /* Unexpected messages held for t. */
+    csni_lock(&t->lock);
+    struct csni_unex *ux = t->ux.head;
+    t->ux.head = t->ux.tail = NULL;
+    for (struct csni_unex *u = ux; u; u = u->next)
+        if (u->rxop) { /* a receive waiting for this message's payload */
+            u->rxop->next = gone;
+            gone = u->rxop;
+            u->rxop = NULL;
+        }
+    /* Every cancelled or unclaimed operation goes back to t's free list (it stays with the
+     * structure, which is reused, never freed); a blocking call's (another thread's, on its
+     * stack) returns CSN_UNINITIALISED_TRANSPORT. */
+    struct csni_op *lists[3] = {t->posted.head, t->cq.head, gone};
+    for (int i = 0; i < 3; i++)
+        for (struct csni_op *op = lists[i], *n; op; op = n) {
+            n = op->next;
+            if (op->blocking)
+                csni_complete(t, op, CSN_UNINITIALISED_TRANSPORT);
+            else
+                csni_op_free(t, op);
+        }
+    t->posted.head = t->posted.tail = NULL;
+    t->cq.head = t->cq.tail = NULL;
+    csni_unlock(&t->lock);
+    for (struct csni_unex *u = ux, *n; u; u = n) {
+        n = u->next;
+        teardown_drop_unex(p, u, &deferred);
+    }
+    teardown_fail_all(deferred, CSN_PEER_LOST);
+}

@@ -1,0 +1,17 @@
+/* teardown.h: what ends: a peer process (lost), a transport (closed). */
+#ifndef CSNI_TEARDOWN_H
+#define CSNI_TEARDOWN_H
+
+#include "csn.h"
+
+struct csni_proc;
+struct csni_peer;
+
+/* pp is gone: every operation waiting on it completes with CSN_PEER_LOST, one-source receives
+ * from it too, and what it announced but can no longer send is dropped. Once per peer. No lock
+ * held by the caller. */
+void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp);
+/* At close (t already out of the table, no lock held): cancel and hand back everything of t. */
+void csni_tport_drain(struct csni_proc *p, csn_transport *t);
+
+#endif

@@ -1,0 +1,19 @@
+/* wait.h: waiting for completions: a short spin that drives progress, then sleep. */
+#ifndef CSNI_WAIT_H
+#define CSNI_WAIT_H
+
+#include <stdint.h>
+
+#include "csn.h"
+#include "core/op.h"
+
+/* Waits for want (a blocking call's own op; *got = want), or, want NULL, for the first
+ * completion of the kinds in flags: then *got must point to the caller's record, which
+ * receives the completed op's peer, buf, status and kind (the op goes back to t). At most
+ * timeout_us (CSN_FOREVER: no limit). CSN_OK or CSN_TIMEOUT. No lock held. */
+csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uint64_t timeout_us,
+                     struct csni_op **got);
+/* In a forked child: only the forking thread may be counted as waiting. */
+void csni_wait_forked(void);
+
+#endif

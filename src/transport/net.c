@@ -1,0 +1,24 @@
+/* net.c: the table of network kinds. */
+#include <string.h>
+
+#include "transport/net.h"
+
+static const struct csni_net_ops *const net_kinds[] = {&csni_net_unix, &csni_net_tcp};
+
+const struct csni_net_ops *csni_net_by_name(const char *name)
+{
+    for (size_t i = 0; i < sizeof net_kinds / sizeof net_kinds[0]; i++)
+        if (strcmp(net_kinds[i]->name, name) == 0)
+            return net_kinds[i];
+    return NULL;
+}
+
+const struct csni_net_ops *csni_net_of_addr(const char *addr)
+{
+    for (size_t i = 0; i < sizeof net_kinds / sizeof net_kinds[0]; i++) {
+        size_t n = strlen(net_kinds[i]->name);
+        if (strncmp(addr, net_kinds[i]->name, n) == 0 && addr[n] == ':')
+            return net_kinds[i];
+    }
+    return NULL;
+}

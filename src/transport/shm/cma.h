@@ -1,0 +1,16 @@
+/* cma.h: single-copy transfers between the memory of two processes of one host (cross-memory
+ * attach: process_vm_readv / process_vm_writev), for rendezvous messages over shared memory. */
+#ifndef CSNI_CMA_H
+#define CSNI_CMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Copies n bytes between local memory and address remote of process pid (write: local to
+ * remote). Blocks only for the copy. Returns 0, or the errno that stopped it (ESRCH: the process
+ * is gone; EPERM/ENOSYS: not permitted here; EFAULT: a bad address). */
+int csni_cma_copy(pid_t pid, void *local, uint64_t remote, size_t n, bool write);
+
+#endif
