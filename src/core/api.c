@@ -10,6 +10,7 @@
 #include "core/netid.h"
 #include "core/poll.h"
 #include "core/proc.h"
+#include "core/state.h"
 #include "core/teardown.h"
 #include "core/tport.h"
 #include "core/wait.h"

@@ -1,7 +1,7 @@
 /* complete.c: completion of operations, and the deferred wake-up of sleepers. */
 #include "core/complete.h"
 #include "core/futex.h"
-#include "core/proc.h"
+#include "core/state.h"
 #include "core/tport.h"
 
 _Thread_local bool csni_polling __attribute__((tls_model("initial-exec")));

@@ -11,8 +11,7 @@
 
 #include "core/complete.h"
 #include "core/conn.h"
-#include "core/peer.h"
-#include "core/proc.h"
+#include "core/state.h"
 
 #define CONN_RBUF 65536u   /* staging buffer: many small frames per recv */
 #define CONN_DIRECT 16384u /* payload remainders this large are read straight in place */
@@ -56,7 +55,7 @@ void csni_conns_init(struct csni_conns *cs)
     atomic_init(&cs->nended, 0);
 }
 
-struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp,
+struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp, int proc,
                                 struct csni_shm *shm)
 {
     struct csni_conn *c = calloc(1, sizeof *c);
@@ -70,6 +69,7 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
     c->fd = fd;
     c->p = p;
     c->pp = pp;
+    c->proc = proc;
     c->shm = shm;
     if (shm)
         shm->bell_fd = fd;
@@ -97,7 +97,7 @@ fail:
     return NULL;
 }
 
-void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, struct csni_shm *shm)
+void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, int proc, struct csni_shm *shm)
 {
     csni_lock_assert_held(&c->rx_lock);
     if (shm) {
@@ -112,6 +112,7 @@ void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, struct csni_shm *
         atomic_fetch_add(&c->p->conns.nshm, 1);
         csni_kick_epoll(c->p);
     }
+    c->proc = proc;
     c->pp = pp;
 }
 
@@ -363,7 +364,7 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
         return;
     if (why)
         fprintf(stderr, "csn[%d]: dropping connection to process %d: %s\n", p->me,
-                c->pp ? c->pp->proc : -1, why);
+                c->proc, why);
     /* Fails only when the descriptor was never added: nothing to undo then. */
     (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     /* shutdown, not close: the descriptor number stays ours until the process ends, so a

@@ -54,6 +54,7 @@ struct csni_conn {
     /* The process at the other end: set before the connection is published (connecting
      * side) or once its HELLO proved the job key (csni_conn_bind), never changed after. */
     struct csni_peer *pp;
+    int proc; /* its process id (-1 until known), for messages */
     _Atomic bool dead;
     _Atomic bool ended; /* dead, and its end not yet reported (csni_conn_take_ended) */
     bool epollout;      /* EPOLLOUT is registered */
@@ -95,11 +96,11 @@ static inline struct csni_conn *csni_conns_first(struct csni_conns *cs)
  * with the process's epoll set. pp: the peer when we connected (NULL: accepted, unknown until
  * its HELLO); shm: the pair's rings when we made them. NULL when memory is short or the
  * registration fails (fd is then the caller's again). */
-struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp,
+struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp, int proc,
                                 struct csni_shm *shm);
 /* An accepted connection proved the key (CSNI_RX_HELLO): from now on it belongs to pp, and its
  * socket only rings doorbells when shm is given. Reader lock held. */
-void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, struct csni_shm *shm);
+void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, int proc, struct csni_shm *shm);
 
 /* ---- reading (the caller holds rx_lock across a series of calls) ---- */
 static inline void csni_conn_rx_lock(struct csni_conn *c)

@@ -9,8 +9,9 @@
 #include "core/match.h"
 #include "core/netid.h"
 #include "core/peer.h"
-#include "core/proc.h"
+#include "core/state.h"
 #include "core/rndv.h"
+#include "core/teardown.h"
 #include "core/tport.h"
 
 static bool match_accepts(csn_netid filter, csn_netid src)
@@ -119,8 +120,12 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
     op->state = CSNI_ST_POSTED;
     if (rank == p->me)
         return match_post_self(t, op);
-    if (!(pp = csni_peer_ready(&p->peers, rank)) && !(pp = csni_peer_get(p, rank, &rv)))
-        return rv;
+    if (!(pp = csni_peer_ready(&p->peers, rank))) {
+        if (!(pp = csni_peer_get(p, rank, &rv)))
+            return rv;
+        if (rv == CSN_PEER_LOST)
+            csni_peer_lost(p, pp);
+    }
     op->pp = pp;
     uint32_t dst = csni_netid_tid(op->peer);
     bool lanes = p->tun.conn_per_transport;

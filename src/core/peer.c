@@ -11,8 +11,7 @@
 #include "core/conn.h"
 #include "core/errors.h"
 #include "core/peer.h"
-#include "core/proc.h"
-#include "core/teardown.h"
+#include "core/state.h"
 #include "names/names.h"
 
 void csni_peers_init(struct csni_peers *ps)
@@ -116,7 +115,7 @@ static csn_status peer_connect(struct csni_proc *p, struct csni_peer *pp, uint32
     struct csni_frame f = csni_frame_hello((uint64_t)p->me, shm != NULL, lane, nonce);
     if ((rv = peer_send_hello(p, fd, &f)) != CSN_OK)
         goto fail;
-    struct csni_conn *c = csni_conn_new(p, fd, pp, shm);
+    struct csni_conn *c = csni_conn_new(p, fd, pp, pp->proc, shm);
     if (!c) {
         rv = CSN_NO_HEAP;
         goto fail;
@@ -203,7 +202,7 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
     }
     csni_mutex_unlock(&pp->connecting);
     if (r == CSN_PEER_LOST) {
-        csni_peer_lost(p, pp);
+        *rv = CSN_PEER_LOST; /* the caller declares it lost (csni_peer_lost) */
     } else if (r != CSN_OK) {
         *rv = r;
         return NULL;
@@ -260,7 +259,7 @@ void csni_peer_accept(struct csni_proc *p, struct csni_conn *c)
             return;
         }
     }
-    csni_conn_bind(c, pp, shm);
+    csni_conn_bind(c, pp, (int)proc, shm);
     csni_lock(&pp->lock);
     pp->nconns++;
     pp->eager_max = shm ? p->tun.shm_eager : p->tun.eager_max;

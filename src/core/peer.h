@@ -53,7 +53,7 @@ static inline struct csni_peer *csni_peer_ready(struct csni_peers *ps, int proc)
 struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc);
 /* The peer, connected (may block while its address is not yet published, up to the lookup
  * timeout). NULL with *rv CSN_ILLEGAL_NETID or CSN_NO_HEAP; a peer that cannot be reached is
- * returned lost. No lock held by the caller. */
+ * returned with *rv CSN_PEER_LOST: the caller declares it lost. No lock held by the caller. */
 struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv);
 /* The connection t sends to pp on: the process's shared one, or, with CSN_CONN_PER_TRANSPORT,
  * one of t's own (made at first use). No lock held by the caller. */

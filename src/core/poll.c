@@ -10,7 +10,7 @@
 #include "core/match.h"
 #include "core/peer.h"
 #include "core/poll.h"
-#include "core/proc.h"
+#include "core/state.h"
 #include "core/teardown.h"
 
 static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops *kind);
@@ -79,7 +79,7 @@ static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops 
             return;
         }
         kind->tune(fd, p->tun.tcp_notsent);
-        struct csni_conn *c = csni_conn_new(p, fd, NULL, NULL);
+        struct csni_conn *c = csni_conn_new(p, fd, NULL, -1, NULL);
         if (!c)
             close(fd);
         else

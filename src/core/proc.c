@@ -14,20 +14,13 @@
 #include "core/errors.h"
 #include "core/poll.h"
 #include "core/proc.h"
+#include "core/state.h"
 #include "core/progress.h"
 #include "core/wait.h"
 #include "names/names.h"
 
-struct csni_proc *csni_p;
 static pthread_mutex_t proc_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool proc_forked; /* this process was forked from one that had loaded the library */
-
-uint64_t csni_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- tunables ---- */
 /* Reads an unsigned tunable in [min, max] into *out (def when unset or empty). A malformed or

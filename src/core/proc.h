@@ -1,99 +1,14 @@
-/* proc.h: the process's state: identity, tunables, and the parts each module owns (the
- * transport table, the peers, the connections, the unexpected store, waiting and progress). */
+/* proc.h: the process's start-up. */
 #ifndef CSNI_PROC_H
 #define CSNI_PROC_H
 
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <unistd.h>
-
 #include "csn.h"
-#include "boot/boot.h"
-#include "core/conn.h"
-#include "core/lock.h"
-#include "core/peer.h"
-#include "core/tport.h"
-#include "core/unex.h"
-#include "transport/net.h"
-#include "wire/frame.h"
 
-/* Tunables: read once at start-up (proc.c), constant after. */
-struct csni_tun {
-    uint64_t lookup_timeout_ms;
-    size_t eager_max;
-    size_t unexpected_limit;
-    int64_t window; /* eager credit granted to each peer process */
-    unsigned max_ops;
-    uint64_t spin_ns;
-    uint64_t polite_spin_ns; /* the spin of a wait that yields at each turn */
-    uint64_t nap_ns;         /* longest sleep of a waiter before it looks by itself */
-    bool oversubscribed;     /* more ranks on our CPUs (cpu_share) than those CPUs */
-    int ncpu;                /* CPUs in our affinity mask */
-    uint32_t cpu_share;      /* ranks of this host that may run on our CPUs (CSN_CPU_SHARE) */
-    bool conn_per_transport;
-    const struct csni_net_ops *net; /* the network kind within the host */
-    bool use_shm;                   /* shared-memory rings over the host's connections */
-    char shm_dir[256];
-    uint64_t shm_ring;
-    size_t shm_eager;
-    size_t split_min;   /* rendezvous at least this long: both sides copy (0: never) */
-    size_t tcp_notsent; /* TCP_NOTSENT_LOWAT of data sockets (0: the kernel's) */
-};
+struct csni_proc;
 
-/* Waiting and progress (wait.c, progress.c, poll.c). */
-struct csni_prog {
-    pthread_t thread;
-    bool running;
-    _Atomic int spinners; /* user threads polling in their spin phase */
-    /* A sleeping user thread may itself wait in epoll for everyone (the poller): a message
-     * for it then costs one wake-up, not the progress thread's and then its own. */
-    _Atomic bool poller;             /* a user thread holds the poller role */
-    csn_transport *_Atomic poller_t; /* the transport that poller waits on */
-    _Atomic int nsleepers;           /* user threads in the sleep phase of a wait */
-    _Atomic int nepoll;              /* threads in csni_poll_sleep (the rings are armed) */
-    _Atomic uint32_t bg_word;        /* futex word the progress thread parks on */
-    _Atomic bool bg_parked;
-    _Atomic bool kicked;       /* a thread went to sleep: the progress thread must poll */
-    _Atomic uint64_t activity; /* waits ended by user threads (the progress thread's cue) */
-    _Atomic bool stopping;
-};
-
-struct csni_proc {
-    struct csni_boot boot;
-    int me;      /* job process id (the rank, or an id from PROC after fork) */
-    bool forked; /* a process forked by a rank */
-    pid_t pid;
-    uint8_t key[CSNI_KEY_BYTES];
-    struct csni_tun tun;
-    bool cma; /* process_vm_readv works (cleared at the first refusal) */
-    struct csni_table tab;
-    csn_transport *sys; /* hidden transport (id CSNI_SYS_TPORT) for the barrier */
-    csni_mutex_t barrier_lock;
-    uint64_t barrier_gen;
-    struct csni_peers peers;
-    struct csni_conns conns;
-    struct csni_store store;
-    int listen_fd, listen_tcp, epfd, evfd; /* listen_tcp: -1 unless the job spans hosts */
-    const struct csni_net_ops *listen2_net; /* the kind of listen_tcp */
-    char addr[600];                        /* published endpoint: "ADDR[|ADDR2]|h=HOST" */
-    struct csni_prog prog;
-    _Atomic uint64_t next_token;
-};
-
-extern struct csni_proc *csni_p;
-
-/* The process's state, built at the first call (proc.c). */
+/* The process's state, built at the first call: boot, tunables, name service, network,
+ * progress thread. CSN_OK, or the status of what failed (a line on stderr names a bad
+ * setting). */
 csn_status csni_proc_get(struct csni_proc **pp);
-uint64_t csni_now_ns(void);
-
-/* Wakes whoever waits in the process's epoll set (an eventfd write). Never blocks. */
-static inline void csni_kick_epoll(struct csni_proc *p)
-{
-    uint64_t one = 1;
-    if (write(p->evfd, &one, sizeof one) < 0)
-        return; /* the counter is saturated: a wake-up is pending anyway */
-}
 
 #endif

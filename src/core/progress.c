@@ -5,7 +5,7 @@
 
 #include "core/futex.h"
 #include "core/poll.h"
-#include "core/proc.h"
+#include "core/state.h"
 #include "core/progress.h"
 
 void csni_progress_kick(struct csni_proc *p)

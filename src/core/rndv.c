@@ -3,7 +3,7 @@
 
 #include "core/complete.h"
 #include "core/peer.h"
-#include "core/proc.h"
+#include "core/state.h"
 #include "core/rndv.h"
 #include "transport/shm/cma.h"
 

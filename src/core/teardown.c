@@ -7,7 +7,7 @@
 #include "core/credit.h"
 #include "core/netid.h"
 #include "core/peer.h"
-#include "core/proc.h"
+#include "core/state.h"
 #include "core/teardown.h"
 #include "core/tport.h"
 

@@ -5,7 +5,7 @@
 #include "core/complete.h"
 #include "core/futex.h"
 #include "core/poll.h"
-#include "core/proc.h"
+#include "core/state.h"
 #include "core/progress.h"
 #include "core/wait.h"
 
