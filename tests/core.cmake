@@ -54,3 +54,24 @@ endforeach()
 
 add_test(NAME core_kill9 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/core/kill9.sh ${CSNRUN} $<TARGET_FILE:test_mp>)
 set_tests_properties(core_kill9 PROPERTIES TIMEOUT 60)
+
+# Unit tests of the parts of the core that stand alone: the shared-memory ring, the
+# connection engine's reader fed by a fake connection, and the matcher in one process.
+add_executable(test_ring core/test_ring.c)
+target_link_libraries(test_ring csn_internal Threads::Threads)
+add_test(NAME core_ring COMMAND test_ring)
+add_executable(test_reader core/test_reader.c)
+target_link_libraries(test_reader csn_internal Threads::Threads)
+add_test(NAME core_reader COMMAND test_reader)
+add_executable(test_match core/test_match.c)
+target_link_libraries(test_match csn Threads::Threads)
+add_test(NAME core_match COMMAND test_match)
+set_tests_properties(core_ring core_reader core_match PROPERTIES TIMEOUT 60)
+set_tests_properties(core_match PROPERTIES ENVIRONMENT "CSN_UNEXPECTED_LIMIT=4096")
+
+# Nothing outside src/wire reads the frame header's overloaded words (dst, src, aux, cookie,
+# cookie2) or the raw header bytes: they have named accessors there.
+add_test(NAME wire_accessors_only COMMAND sh -c
+  "! grep -rnE '(->|\\.)(aux|cookie2?)\\b|\\b[fgh](->|\\.)(dst|src)\\b|hdr\\[2\\]' --include=*.c --include=*.h src | grep -v '^src/wire/'"
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(wire_accessors_only PROPERTIES TIMEOUT 30)

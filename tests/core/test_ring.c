@@ -1,0 +1,181 @@
+/* test_ring.c: the shared-memory ring alone (src/transport/shm): records wrap around the end of
+ * the ring intact, a full ring refuses and takes again once space is handed back, records
+ * arrive whole and in order under a concurrent producer, and corrupt record headers written by
+ * a hostile peer are refused instead of read. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "transport/shm/shm.h"
+#include "wire/frame.h"
+
+#define RING 4096u
+
+static struct csni_shm *tx, *rx;
+
+static void ring_open(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/dev/shm/csn-test-ring.%d", (int)getpid());
+    CHECK_OK(csni_shm_create(path, RING, &tx));
+    CHECK_OK(csni_shm_attach(path, &rx)); /* unlinks it */
+    CHECK(access(path, F_OK) != 0);
+}
+
+static void ring_close(void)
+{
+    csni_shm_unmap(tx);
+    csni_shm_unmap(rx);
+}
+
+/* A frame-like record: a 40-byte header carrying seq and len, then len bytes of pattern. */
+static void make(uint8_t *hdr, uint8_t *pay, uint32_t seq, size_t len)
+{
+    memset(hdr, 0, CSNI_FRAME_SIZE);
+    memcpy(hdr, &seq, 4);
+    memcpy(hdr + 4, &len, sizeof len);
+    for (size_t i = 0; i < len; i++)
+        pay[i] = (uint8_t)(seq * 31 + i);
+}
+
+/* Takes one whole record and checks it is record seq. */
+static int take(uint32_t seq)
+{
+    const uint8_t *at;
+    size_t n;
+    int k = csni_shm_peek(rx, &at, &n);
+    if (k <= 0)
+        return k;
+    uint32_t s;
+    size_t len;
+    memcpy(&s, at, 4);
+    memcpy(&len, at + 4, sizeof len);
+    CHECK(s == seq);
+    CHECK(n == CSNI_FRAME_SIZE + len);
+    for (size_t i = 0; i < len; i++)
+        CHECK(at[CSNI_FRAME_SIZE + i] == (uint8_t)(seq * 31 + i));
+    csni_shm_consume(rx, n);
+    return 1;
+}
+
+static void test_wrap(void)
+{
+    uint8_t hdr[CSNI_FRAME_SIZE], pay[1500];
+    uint32_t w = 0, r = 0;
+    ring_open();
+    /* Sizes that do not divide the ring: records land at every offset and wrap many times. */
+    while (w < 2000) {
+        size_t len = (w * 97u) % sizeof pay;
+        make(hdr, pay, w, len);
+        if (csni_shm_write_frame(tx, hdr, pay, len)) {
+            w++;
+            continue;
+        }
+        CHECK(take(r) == 1); /* full: the oldest record must be there, whole */
+        r++;
+    }
+    while (r < w)
+        CHECK(take(r++) == 1);
+    CHECK(take(r) == 0);
+    ring_close();
+    printf("wrap: %u records through a %u-byte ring\n", w, RING);
+}
+
+static void test_full(void)
+{
+    uint8_t hdr[CSNI_FRAME_SIZE], pay[512];
+    uint32_t w = 0;
+    ring_open();
+    make(hdr, pay, 0, sizeof pay);
+    while (csni_shm_write_frame(tx, hdr, pay, sizeof pay))
+        make(hdr, pay, ++w, sizeof pay);
+    CHECK(w >= 4 && w < RING / sizeof pay);
+    CHECK(!csni_shm_write_frame(tx, hdr, pay, sizeof pay)); /* still full */
+    /* Space handed back: a record that must wrap (the end of the ring is too short for it)
+     * fits once two are taken (the one slot after the last record stays free). */
+    CHECK(take(0) == 1);
+    CHECK(take(1) == 1);
+    CHECK(csni_shm_write_frame(tx, hdr, pay, sizeof pay)); /* record w fits now */
+    for (uint32_t i = 2; i <= w; i++)
+        CHECK(take(i) == 1);
+    CHECK(take(w + 1) == 0);
+    ring_close();
+    printf("full: %u records of %zu bytes fill it; two taken, one more fits\n", w, sizeof pay);
+}
+
+#define ORDER_N 200000u
+static void *producer(void *arg)
+{
+    uint8_t hdr[CSNI_FRAME_SIZE], pay[300];
+    (void)arg;
+    for (uint32_t w = 0; w < ORDER_N;) {
+        size_t len = (w * 13u) % sizeof pay;
+        make(hdr, pay, w, len);
+        if (csni_shm_write_frame(tx, hdr, pay, len))
+            w++;
+        else
+            sched_yield();
+    }
+    return NULL;
+}
+
+static void test_order(void)
+{
+    pthread_t th;
+    ring_open();
+    CHECK(pthread_create(&th, NULL, producer, NULL) == 0);
+    for (uint32_t r = 0; r < ORDER_N;) {
+        int k = take(r);
+        CHECK(k >= 0);
+        if (k)
+            r++;
+        else
+            sched_yield();
+    }
+    CHECK(pthread_join(th, NULL) == 0);
+    CHECK(take(ORDER_N) == 0);
+    ring_close();
+    printf("order: %u records from a concurrent producer, whole and in order\n", ORDER_N);
+}
+
+/* The layout the test pokes at (shm.c): a 4096-byte segment header, then ring 0 (the
+ * creator's outbound): head, tail and the doorbell flags each on their own cache line, the
+ * data from byte 192. A record starts with its header word: pad << 56 | byte count. */
+static void poke_first_record(uint64_t word)
+{
+    memcpy((uint8_t *)tx->base + 4096 + 192, &word, sizeof word);
+}
+
+static void test_corrupt(void)
+{
+    uint8_t hdr[CSNI_FRAME_SIZE], pay[64], buf[256];
+    const uint64_t bad[] = {(uint64_t)RING * 4,      /* longer than the ring */
+                            RING,                    /* runs past the end of the ring */
+                            (uint64_t)200 << 56 | 40, /* a pad beyond a cache line */
+                            UINT64_MAX};             /* a wrap marker at offset 0 */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const uint8_t *at;
+        size_t n;
+        ring_open();
+        make(hdr, pay, 1, sizeof pay);
+        CHECK(csni_shm_write_frame(tx, hdr, pay, sizeof pay));
+        poke_first_record(bad[i]);
+        CHECK(csni_shm_peek(rx, &at, &n) == -1);
+        errno = 0;
+        CHECK(csni_shm_read(rx, buf, sizeof buf) == -1 && errno == EPROTO);
+        ring_close();
+    }
+    printf("corrupt: %zu kinds of bad record header refused\n", sizeof bad / sizeof bad[0]);
+}
+
+int main(void)
+{
+    test_wrap();
+    test_full();
+    test_order();
+    test_corrupt();
+    return 0;
+}
