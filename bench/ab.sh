@@ -234,6 +234,9 @@ envs=$(env | grep -E '^(CSN_|CSNRUN_ARGS=)' | sort | tr '\n' ' ' | sed 's/ $//')
     echo "- pingpong: \`csnrun ${CSNRUN_ARGS:-}-np 2 pingpong $pp_args\` (OLD: $(pp_lib old); NEW: $(pp_lib new))"
     echo "- nettest: \`csnrun ${CSNRUN_ARGS:-}-np 4 nettest $nt_args\` (MB/s; a row is the geometric mean of its six tests)"
     echo "- $rounds rounds; each: pingpong OLD and NEW, then nettest OLD and NEW, the first side alternating"
+    if awk -v a="${load_before%% *}" -v b="${load_after%% *}" -v n="$(nproc)" 'BEGIN { exit !(a + 0 >= n || b + 0 >= n) }'; then
+        echo "- note: the load average reached the CPU count: other work shared the CPUs, expect a wide spread"
+    fi
     echo
     awk -v rounds="$rounds" '
     function median(a, n,    i, j, t) {
