@@ -233,7 +233,7 @@ envs=$(env | grep -E '^(CSN_|CSNRUN_ARGS=)' | sort | tr '\n' ' ' | sed 's/ $//')
     echo "- build: CMAKE_BUILD_TYPE=${AB_BUILD_TYPE:-RelWithDebInfo}${AB_CMAKE_FLAGS:+ $AB_CMAKE_FLAGS}; environment: ${envs:-(no CSN_* variables)}"
     echo "- pingpong: \`csnrun ${CSNRUN_ARGS:-}-np 2 pingpong $pp_args\` (OLD: $(pp_lib old); NEW: $(pp_lib new))"
     echo "- nettest: \`csnrun ${CSNRUN_ARGS:-}-np 4 nettest $nt_args\` (MB/s; a row is the geometric mean of its six tests)"
-    echo "- $rounds rounds; each: pingpong OLD and NEW, then nettest OLD and NEW, the first side alternating"
+    echo "- $rounds round$([ "$rounds" -gt 1 ] && echo s); each: pingpong OLD and NEW, then nettest OLD and NEW, the first side alternating"
     if awk -v a="${load_before%% *}" -v b="${load_after%% *}" -v n="$(nproc)" 'BEGIN { exit !(a + 0 >= n || b + 0 >= n) }'; then
         echo "- note: the load average reached the CPU count: other work shared the CPUs, expect a wide spread"
     fi
@@ -294,7 +294,8 @@ envs=$(env | grep -E '^(CSN_|CSNRUN_ARGS=)' | sort | tr '\n' ' ' | sed 's/ $//')
             ratio = median(rv, nr)
             spread = omax / omin; if (nmax / nmin > spread) spread = nmax / nmin
             verdict = "within spread"
-            if (ratio < 1 / spread) { verdict = "**WORSE**"; nworse++; worse = worse "; " name }
+            if (nr < 2) verdict = "- (one round)"
+            else if (ratio < 1 / spread) { verdict = "**WORSE**"; nworse++; worse = worse "; " name }
             else if (ratio > spread) verdict = "better"
             printf "| %s | %s | %s | %.2f | %.2f..%.2f | %s..%s | %s..%s | %.2f | %s |\n", name,
                 fmt(median(ov, no)), fmt(median(nv, nn)), ratio, rmin, rmax,
@@ -303,7 +304,7 @@ envs=$(env | grep -E '^(CSN_|CSNRUN_ARGS=)' | sort | tr '\n' ' ' | sed 's/ $//')
         print ""
         print "ratio: the median over rounds of each round'"'"'s OLD/NEW (latency) or NEW/OLD (bandwidth); > 1 means NEW is better."
         print "spread: the larger of max/min of the OLD and of the NEW per-round values; **WORSE**: ratio < 1/spread, better: ratio > spread."
-        if (rounds < 2) print "(one round: no spread; the verdicts mean nothing)"
+        if (rounds < 2) { print "\nOne round: no spread to judge the ratios by (use -r 2 or more)."; exit }
         printf "\n%d of %d measurements worse than the runs'"'"' own spread%s\n", nworse, n, nworse ? ":" substr(worse, 2) : "."
     }' "$T/values.txt"
 } >"$T/report.md"
