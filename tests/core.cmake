@@ -75,3 +75,12 @@ add_test(NAME wire_accessors_only COMMAND sh -c
   "! grep -rnE '(->|\\.)(aux|cookie2?)\\b|\\b[fgh](->|\\.)(dst|src)\\b|hdr\\[2\\]' --include=*.c --include=*.h src | grep -v '^src/wire/'"
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(wire_accessors_only PROPERTIES TIMEOUT 30)
+
+# Messages to transports that do not exist are reported, never dropped silently.
+add_executable(test_bogus core/test_bogus.c)
+target_link_libraries(test_bogus csn)
+foreach(tr shm unix tcp)
+  add_test(NAME core_bogus_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_bogus>)
+  set_tests_properties(core_bogus_${tr} PROPERTIES TIMEOUT 60
+    ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20")
+endforeach()

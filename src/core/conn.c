@@ -55,13 +55,51 @@ void csni_conns_init(struct csni_conns *cs)
     atomic_init(&cs->nended, 0);
 }
 
+/* A released structure of the list, claimed for reuse, or NULL. Its locks are free (released
+ * under both) and nobody else may claim it; pollers that still look at it see a dead
+ * connection without a ring until it is published again. */
+static struct csni_conn *conn_reuse(struct csni_proc *p)
+{
+    if (atomic_load_explicit(&p->conns.nretired, memory_order_relaxed) == 0)
+        return NULL;
+    for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
+        if (atomic_load_explicit(&c->retired, memory_order_relaxed) &&
+            atomic_exchange(&c->retired, false)) {
+            atomic_fetch_sub(&p->conns.nretired, 1);
+            return c;
+        }
+    return NULL;
+}
+
 struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp, int proc,
                                 struct csni_shm *shm)
 {
-    struct csni_conn *c = calloc(1, sizeof *c);
+    struct csni_conn *c = pp ? NULL : conn_reuse(p), *old = c;
     int fl;
-    if (!c)
+    if (old) {
+        /* Every field back to a new connection's, under both locks (readers of the list may
+         * look); dead stays set until the end. */
+        csni_conn_rx_lock(c);
+        csni_lock(&c->tx_lock);
+        c->pp = NULL;
+        c->shm = NULL;
+        c->tx_pending = false;
+        c->ended = false;
+        c->epollout = false;
+        c->rpos = c->rend = 0;
+        c->phase = CSNI_RX_HDR;
+        memset(&c->pl, 0, sizeof c->pl);
+        c->ring_taken = 0;
+        c->owed = 0;
+        c->sq_head = c->sq_tail = NULL;
+        csni_unlock(&c->tx_lock);
+        csni_conn_rx_unlock(c);
+    } else if (!(c = calloc(1, sizeof *c))) {
         return NULL;
+    } else {
+        csni_lock_init(&c->rx_lock, CSNI_RANK_READER);
+        csni_lock_init(&c->tx_lock, CSNI_RANK_WRITER);
+    }
     if (!(c->rbuf = malloc(CONN_RBUF)))
         goto fail;
     if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
@@ -71,21 +109,26 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
     c->pp = pp;
     c->proc = proc;
     c->shm = shm;
+    c->born_ns = pp ? 0 : csni_now_ns();
     if (shm)
         shm->bell_fd = fd;
-    atomic_init(&c->ring, shm);
+    atomic_store(&c->ring, shm);
     c->link = shm ? &conn_ring_link : &conn_sock_link;
-    csni_lock_init(&c->rx_lock, CSNI_RANK_READER);
-    csni_lock_init(&c->tx_lock, CSNI_RANK_WRITER);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
         goto fail;
+    if (!pp)
+        atomic_fetch_add(&p->conns.nstrangers, 1);
+    atomic_fetch_add(&p->conns.nlive, 1);
+    if (old) {
+        atomic_store(&c->dead, false); /* published: on the list already */
+        return c;
+    }
     /* Insert-only list: readers walk it without a lock from an acquire load of the head. */
     csni_mutex_lock(&p->conns.lock);
     c->next = atomic_load_explicit(&p->conns.head, memory_order_relaxed);
     atomic_store_explicit(&p->conns.head, c, memory_order_release);
     csni_mutex_unlock(&p->conns.lock);
-    atomic_fetch_add(&p->conns.nlive, 1);
     if (shm) {
         atomic_fetch_add(&p->conns.nshm, 1);
         csni_kick_epoll(p); /* the progress thread arms the new ring */
@@ -93,13 +136,21 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
     return c;
 fail:
     free(c->rbuf);
-    free(c);
+    c->rbuf = NULL;
+    if (old) {
+        c->fd = -1;
+        atomic_fetch_add(&p->conns.nretired, 1);
+        atomic_store(&c->retired, true); /* back for the next one */
+    } else {
+        free(c);
+    }
     return NULL;
 }
 
 void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, int proc, struct csni_shm *shm)
 {
     csni_lock_assert_held(&c->rx_lock);
+    atomic_fetch_sub(&c->p->conns.nstrangers, 1);
     if (shm) {
         /* From now on the socket only rings doorbells: drop what it buffered. */
         c->rpos = c->rend = 0;
@@ -128,23 +179,17 @@ static void conn_set_out(struct csni_conn *c, bool on)
         c->epollout = on;
 }
 
-/* Whether a frame of this type completes its request's op when written. */
-static bool conn_completes(uint8_t type)
-{
-    return type == CSNI_F_EAGER || type == CSNI_F_DATA;
-}
-
 /* Lets go of a written (or failed) request. Returns the op to complete (outside tx_lock). */
 static struct csni_op *conn_release(struct csni_sendreq *sr)
 {
     struct csni_op *op = sr->op;
-    uint8_t type = csni_frame_hdr_type(sr->hdr);
+    bool completes = csni_frame_hdr_completes(sr->hdr);
     if (sr->heap) {
         free(sr);
         return NULL;
     }
     atomic_store_explicit(&sr->queued, false, memory_order_release); /* last access to sr */
-    return op && conn_completes(type) ? op : NULL;
+    return op && completes ? op : NULL;
 }
 
 /* Payload bytes of the frame a request is writing now (a chunk of a chunked DATA). */
@@ -338,7 +383,7 @@ static void conn_fail_queue(struct csni_conn *c)
     csni_unlock(&c->tx_lock);
     while (sr) {
         struct csni_sendreq *next = sr->next;
-        /* RTS ops sit on the peer's CTS list and are failed with it. */
+        /* RTS and acknowledged EAGER ops sit on the peer's CTS list and are failed with it. */
         struct csni_op *op = conn_release(sr);
         if (op) {
             op->next = ops;
@@ -353,6 +398,26 @@ static void conn_fail_queue(struct csni_conn *c)
     }
 }
 
+/* One line per dropped connection, at most CONN_LOG_BURST per second: a stranger opening
+ * thousands of bad connections must not fill the job's output. */
+#define CONN_LOG_BURST 10
+static void conn_log(struct csni_proc *p, const struct csni_conn *c, const char *why)
+{
+    static _Atomic uint64_t second;
+    static _Atomic unsigned lines, dropped;
+    uint64_t now = csni_now_ns() / 1000000000u, was = atomic_load(&second);
+    if (now != was && atomic_compare_exchange_strong(&second, &was, now)) {
+        atomic_store(&lines, 0);
+        unsigned d = atomic_exchange(&dropped, 0);
+        if (d)
+            fprintf(stderr, "csn[%d]: %u more connections dropped (lines suppressed)\n", p->me, d);
+    }
+    if (atomic_fetch_add(&lines, 1) < CONN_LOG_BURST)
+        fprintf(stderr, "csn[%d]: dropping connection to process %d: %s\n", p->me, c->proc, why);
+    else
+        atomic_fetch_add(&dropped, 1);
+}
+
 void csni_conn_fail(struct csni_conn *c, const char *why)
 {
     struct csni_proc *p = c->p;
@@ -363,8 +428,9 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     if (was)
         return;
     if (why)
-        fprintf(stderr, "csn[%d]: dropping connection to process %d: %s\n", p->me,
-                c->proc, why);
+        conn_log(p, c, why);
+    if (!c->pp)
+        atomic_fetch_sub(&p->conns.nstrangers, 1);
     /* Fails only when the descriptor was never added: nothing to undo then. */
     (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     /* shutdown, not close: the descriptor number stays ours until the process ends, so a
@@ -377,6 +443,22 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     atomic_store(&c->ended, true);
     atomic_fetch_add(&p->conns.nended, 1);
     csni_kick_epoll(p); /* the poller reports it */
+}
+
+void csni_conn_release(struct csni_conn *c)
+{
+    struct csni_proc *p = c->p;
+    csni_conn_rx_lock(c);
+    csni_lock(&c->tx_lock);
+    CSNI_ASSERT(c->dead && !c->pp && !c->shm);
+    (void)close(c->fd); /* out of the epoll set already; nobody reads a dead connection */
+    c->fd = -1;
+    free(c->rbuf);
+    c->rbuf = NULL;
+    csni_unlock(&c->tx_lock);
+    csni_conn_rx_unlock(c);
+    atomic_fetch_add(&p->conns.nretired, 1);
+    atomic_store(&c->retired, true);
 }
 
 bool csni_conn_take_ended(struct csni_conn *c)
@@ -502,7 +584,8 @@ bool csni_conn_peek_eager(struct csni_conn *c, uint32_t tid, struct csni_frame *
     csni_lock_assert_held(&c->rx_lock);
     /* Anything else, a corrupt header too, is left to the general reader. */
     return !c->dead && conn_peek_frame(c, f, payload, &avail, &why) == CONN_PEEK_FRAME &&
-           f->type == CSNI_F_EAGER && avail >= f->len && csni_frame_dst_tport(f) == tid;
+           f->type == CSNI_F_EAGER && !csni_frame_wants_ack(f) && avail >= f->len &&
+           csni_frame_dst_tport(f) == tid;
 }
 
 void csni_conn_skip(struct csni_conn *c, const struct csni_frame *f)

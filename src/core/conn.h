@@ -57,6 +57,10 @@ struct csni_conn {
     int proc; /* its process id (-1 until known), for messages */
     _Atomic bool dead;
     _Atomic bool ended; /* dead, and its end not yet reported (csni_conn_take_ended) */
+    /* A stranger's connection that ended, its descriptor and buffer released: the structure
+     * waits on the list for reuse by the next accepted connection (csni_conn_new). */
+    _Atomic bool retired;
+    uint64_t born_ns; /* when it was accepted (the handshake deadline of strangers) */
     bool epollout;      /* EPOLLOUT is registered */
     /* Reader: one at a time (the "device lock" of seed 002), held only across non-blocking
      * reads, never while sleeping. Everything below to tx_lock is the reader's. */
@@ -84,6 +88,8 @@ struct csni_conns {
     _Atomic int nlive;              /* connections not dead */
     _Atomic int nshm;               /* live shared-memory ones (pollers look at their rings) */
     _Atomic int nended;             /* dead ones whose end is not yet reported */
+    _Atomic int nstrangers;         /* accepted ones that have not yet proved the key */
+    _Atomic int nretired;           /* released structures waiting for reuse */
 };
 
 void csni_conns_init(struct csni_conns *cs);
@@ -136,8 +142,8 @@ static inline const struct csni_frame *csni_conn_frame(const struct csni_conn *c
 /* The answer to a FRAME: where its payload goes (a staged payload must have been copied by
  * now: want 0). */
 void csni_conn_place(struct csni_conn *c, const struct csni_place *pl);
-/* Shared memory, between frames: the next record is an EAGER frame for transport tid, whole
- * in place (*f, *payload valid until csni_conn_skip). False: anything else, for the general
+/* Shared memory, between frames: the next record is an EAGER frame for transport tid that asks
+ * for no acknowledgement, whole in place (*f, *payload valid until csni_conn_skip). False: anything else, for the general
  * reader. */
 bool csni_conn_peek_eager(struct csni_conn *c, uint32_t tid, struct csni_frame *f,
                           const uint8_t **payload);
@@ -171,6 +177,10 @@ void csni_conn_flush(struct csni_conn *c, bool block_lock);
 void csni_conn_fail(struct csni_conn *c, const char *why);
 /* An ended connection not yet reported: true once per connection. */
 bool csni_conn_take_ended(struct csni_conn *c);
+/* An ended connection that never proved the key (taken with csni_conn_take_ended): closes its
+ * descriptor and frees its buffer; the structure is reused by a later csn_conn_new. No lock
+ * held. */
+void csni_conn_release(struct csni_conn *c);
 /* Shared memory: drains the socket's doorbell bytes. -1 when the peer closed it. */
 int csni_conn_bells(struct csni_conn *c);
 /* Before a thread sleeps: arm the connection's ring (see csni_shm_arm). 1: it has work

@@ -98,7 +98,9 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
         return false;
     struct csni_conn *c = pp->conn; /* final once ready */
     int64_t cost = csni_credit_cost(len);
-    if (!c || !c->shm || len > pp->eager_max || !csni_credit_take(pp, cost))
+    if (!c || !c->shm || len > pp->eager_max ||
+        csni_netid_tid(to) > atomic_load_explicit(&pp->tid_hw, memory_order_relaxed) ||
+        !csni_credit_take(pp, cost))
         return false;
     uint8_t hdr[CSNI_FRAME_SIZE];
     struct csni_frame f = csni_frame_eager(csni_netid_tid(to), t->tid, len);
@@ -129,8 +131,11 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
     op->pp = pp;
     uint32_t dst = csni_netid_tid(op->peer);
     bool lanes = p->tun.conn_per_transport;
+    /* A transport id beyond those the peer is known to have had: the message asks for an
+     * acknowledgement, so that a garbage netid fails instead of vanishing. */
+    bool known = dst <= atomic_load_explicit(&pp->tid_hw, memory_order_relaxed);
     /* pp->conn is final once the peer is ready (NULL: never reached, lost). */
-    struct csni_conn *c = lanes ? NULL : pp->conn;
+    struct csni_conn *c = lanes || !known ? NULL : pp->conn;
     if (c && op->len <= pp->eager_max && csni_credit_take(pp, csni_credit_cost(op->len))) {
         /* Eager. A dead connection completes the op with CSN_PEER_LOST when queued. */
         struct csni_frame f = csni_frame_eager(dst, t->tid, op->len);
@@ -159,8 +164,16 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
         return CSN_OK;
     }
     struct csni_frame f;
-    if (lanes && op->len <= pp->eager_max && csni_credit_take(pp, csni_credit_cost(op->len))) {
-        f = csni_frame_eager(dst, t->tid, op->len);
+    if ((lanes || !known) && pp->conn && op->len <= pp->eager_max &&
+        csni_credit_take(pp, csni_credit_cost(op->len))) {
+        if (known) {
+            f = csni_frame_eager(dst, t->tid, op->len);
+        } else {
+            op->token = atomic_fetch_add(&p->next_token, 1);
+            f = csni_frame_eager_acked(dst, t->tid, op->len, op->token);
+            op->state = CSNI_ST_WAIT_CTS;
+            csni_oplist_push(&pp->wait_cts, op);
+        }
         op->sr.payload = op->buf;
         op->sr.paylen = op->len;
     } else {
@@ -311,12 +324,18 @@ bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *ow
 static void match_no_transport(struct csni_conn *c, const struct csni_frame *f,
                                const uint8_t *staged, struct csni_place *pl)
 {
+    /* Closed (its id was handed out): CSN_PEER_LOST for the sender; never was: a garbage
+     * netid. An eager message not asking for an answer went to an id the sender knew: its
+     * transport closed meanwhile, and the message goes the way of its other queued ones. */
+    bool existed = csni_frame_dst_tport(f) < csni_table_size(&c->p->tab);
     if (f->type == CSNI_F_EAGER) {
         pl->discard = staged ? 0 : f->len;
         csni_credit_owe(c, csni_credit_cost(f->len), csni_p->tun.window);
-        return;
+        if (!csni_frame_wants_ack(f))
+            return;
     }
-    struct csni_frame g = csni_frame_cts(CSNI_CTS_GONE, 0, csni_frame_sender_token(f), 0);
+    struct csni_frame g =
+        csni_frame_ack(existed ? CSNI_CTS_GONE : CSNI_CTS_NOTID, 0, csni_frame_sender_token(f));
     (void)csni_peer_send_frame(c->pp, &g); /* lost: its transmit fails with it anyway */
 }
 
@@ -411,6 +430,12 @@ static void match_on_message(struct csni_conn *c, const struct csni_frame *f,
         match_to_posted(c, t, op, f, staged, pl);
     else
         match_to_store(c, t, f, staged, pl);
+    if (csni_frame_wants_ack(f)) {
+        /* Delivered (matched or stored): tell the sender, with every id we handed out. */
+        struct csni_frame g = csni_frame_ack(CSNI_CTS_ACK, csni_table_size(&c->p->tab) - 1,
+                                             csni_frame_sender_token(f));
+        (void)csni_peer_send_frame(c->pp, &g); /* lost: moot */
+    }
 }
 
 void csni_proto_frame(struct csni_conn *c, const struct csni_frame *f, const uint8_t *staged,

@@ -23,8 +23,12 @@ static void poll_reap(struct csni_proc *p)
     if (atomic_load_explicit(&p->conns.nended, memory_order_relaxed) == 0)
         return;
     for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
-        if (!csni_conn_take_ended(c) || !c->pp)
+        if (!csni_conn_take_ended(c))
             continue;
+        if (!c->pp) {
+            csni_conn_release(c); /* a stranger's: its descriptor and buffer go back now */
+            continue;
+        }
         if (!csni_peer_conn_ended(c->pp))
             continue;
         if (p->listen_fd >= 0)
@@ -69,15 +73,82 @@ static void poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
     poll_reap(p);
 }
 
+/* Connections that have not proved the key within POLL_HELLO_NS are dropped, and at most
+ * POLL_STRANGERS wait at a time (the oldest goes first): idle or garbage connections from
+ * outside the job hold neither descriptors nor memory for long. A peer's HELLO comes with its
+ * connect, so it is never the one waiting. */
+#define POLL_HELLO_NS (5 * 1000000000ull)
+#define POLL_STRANGERS 256
+static void poll_strangers(struct csni_proc *p, bool over)
+{
+    if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) == 0)
+        return;
+    uint64_t now = csni_now_ns();
+    struct csni_conn *oldest = NULL;
+    for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
+        if (c->pp || c->dead || c->born_ns == 0)
+            continue;
+        if (now - c->born_ns > POLL_HELLO_NS)
+            csni_conn_fail(c, "no hello within the handshake deadline");
+        else if (!oldest || c->born_ns < oldest->born_ns)
+            oldest = c;
+    }
+    if (over && oldest)
+        csni_conn_fail(oldest, "too many connections waiting for their hello");
+    poll_reap(p);
+}
+
+/* Out of descriptors (EMFILE): the listeners leave the epoll set for POLL_PAUSE_NS instead of
+ * waking everyone at once for ever; released strangers meanwhile free descriptors. */
+#define POLL_PAUSE_NS 50000000ull
+static void poll_listeners(struct csni_proc *p, bool on)
+{
+    struct epoll_event ev = {.events = on ? EPOLLIN : 0u, .data.u64 = CSNI_EV_LISTEN};
+    if (p->listen_fd >= 0)
+        (void)epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->listen_fd, &ev); /* fails only if closed */
+    ev.data.u64 = CSNI_EV_LISTEN2;
+    if (p->listen_tcp >= 0)
+        (void)epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->listen_tcp, &ev);
+}
+
+/* Every wait in epoll passes here: listeners back after a pause, strangers past their
+ * deadline dropped. Returns the longest the caller may sleep (ns). */
+static uint64_t poll_timers(struct csni_proc *p, uint64_t nap_ns)
+{
+    uint64_t until = atomic_load_explicit(&p->accept_paused, memory_order_relaxed);
+    if (until) {
+        uint64_t now = csni_now_ns();
+        if (now >= until && atomic_compare_exchange_strong(&p->accept_paused, &until, 0))
+            poll_listeners(p, true);
+        else if (nap_ns > POLL_PAUSE_NS)
+            nap_ns = POLL_PAUSE_NS;
+    }
+    if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) > 0) {
+        poll_strangers(p, false);
+        if (nap_ns > POLL_HELLO_NS / 5)
+            nap_ns = POLL_HELLO_NS / 5;
+    }
+    return nap_ns;
+}
+
 static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops *kind)
 {
     for (;;) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno == EINTR)
+            if (errno == EINTR || errno == ECONNABORTED)
                 continue;
+            if ((errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+                uint64_t zero = 0;
+                if (atomic_compare_exchange_strong(&p->accept_paused, &zero,
+                                                   csni_now_ns() + POLL_PAUSE_NS))
+                    poll_listeners(p, false);
+                poll_strangers(p, true);
+            }
             return;
         }
+        if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) >= POLL_STRANGERS)
+            poll_strangers(p, true);
         kind->tune(fd, p->tun.tcp_notsent);
         struct csni_conn *c = csni_conn_new(p, fd, NULL, -1, NULL);
         if (!c)
@@ -218,6 +289,7 @@ void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns)
         atomic_fetch_sub(&p->prog.nepoll, 1);
         return;
     }
+    nap_ns = poll_timers(p, nap_ns);
     int n = epoll_wait(p->epfd, ev, 64, (int)((nap_ns + 999999u) / 1000000u));
     for (int i = 0; i < n; i++)
         poll_handle(p, &ev[i], true);

@@ -227,7 +227,8 @@ static void proc_atfork_child(void)
     if (!p)
         return;
     for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
-        close(c->fd);
+        if (c->fd >= 0)
+            close(c->fd);
     proc_close_fds(p);
     csni_p = NULL;
 }

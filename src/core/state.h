@@ -77,6 +77,7 @@ struct csni_proc {
     struct csni_store store;
     int listen_fd, listen_tcp, epfd, evfd; /* listen_tcp: -1 unless the job spans hosts */
     const struct csni_net_ops *listen2_net; /* the kind of listen_tcp */
+    _Atomic uint64_t accept_paused;         /* out of descriptors: listeners off until then */
     char addr[600];                        /* published endpoint: "ADDR[|ADDR2]|h=HOST" */
     struct csni_prog prog;
     _Atomic uint64_t next_token;
