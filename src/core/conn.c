@@ -383,7 +383,7 @@ static void conn_fail_queue(struct csni_conn *c)
     csni_unlock(&c->tx_lock);
     while (sr) {
         struct csni_sendreq *next = sr->next;
-        /* RTS and acknowledged EAGER ops sit on the peer's CTS list and are failed with it. */
+        /* RTS ops sit on the peer's CTS list and are failed with it. */
         struct csni_op *op = conn_release(sr);
         if (op) {
             op->next = ops;
@@ -584,8 +584,7 @@ bool csni_conn_peek_eager(struct csni_conn *c, uint32_t tid, struct csni_frame *
     csni_lock_assert_held(&c->rx_lock);
     /* Anything else, a corrupt header too, is left to the general reader. */
     return !c->dead && conn_peek_frame(c, f, payload, &avail, &why) == CONN_PEEK_FRAME &&
-           f->type == CSNI_F_EAGER && !csni_frame_wants_ack(f) && avail >= f->len &&
-           csni_frame_dst_tport(f) == tid;
+           f->type == CSNI_F_EAGER && avail >= f->len && csni_frame_dst_tport(f) == tid;
 }
 
 void csni_conn_skip(struct csni_conn *c, const struct csni_frame *f)

@@ -142,8 +142,8 @@ static inline const struct csni_frame *csni_conn_frame(const struct csni_conn *c
 /* The answer to a FRAME: where its payload goes (a staged payload must have been copied by
  * now: want 0). */
 void csni_conn_place(struct csni_conn *c, const struct csni_place *pl);
-/* Shared memory, between frames: the next record is an EAGER frame for transport tid that asks
- * for no acknowledgement, whole in place (*f, *payload valid until csni_conn_skip). False: anything else, for the general
+/* Shared memory, between frames: the next record is an EAGER frame for transport tid, whole
+ * in place (*f, *payload valid until csni_conn_skip). False: anything else, for the general
  * reader. */
 bool csni_conn_peek_eager(struct csni_conn *c, uint32_t tid, struct csni_frame *f,
                           const uint8_t **payload);

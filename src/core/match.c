@@ -14,6 +14,13 @@
 #include "core/teardown.h"
 #include "core/tport.h"
 
+/* memcpy that allows a NULL buffer with a length of 0 (a user's zero-length message). */
+static inline void match_copy(void *dst, const void *src, size_t n)
+{
+    if (n)
+        memcpy(dst, src, n);
+}
+
 static bool match_accepts(csn_netid filter, csn_netid src)
 {
     return filter == CSN_NULL_NETID || filter == src;
@@ -50,7 +57,7 @@ static csn_status match_post_self(csn_transport *t, struct csni_op *op)
         return CSN_ILLEGAL_NETID;
     if ((rx = match_first_posted(d, t->id)) != NULL) {
         match_take_posted(d, rx, t->id, NULL, op->len);
-        memcpy(rx->buf, op->buf, op->len < rx->len ? op->len : rx->len);
+        match_copy(rx->buf, op->buf, op->len < rx->len ? op->len : rx->len);
         csni_complete(d, rx, CSN_OK);
         csni_unlock(&d->lock);
         csni_complete_unlocked(op, CSN_OK);
@@ -68,7 +75,7 @@ static csn_status match_post_self(csn_transport *t, struct csni_op *op)
         (u->data = csni_pool_get(&p->store, op->len)) != NULL) {
         /* Buffered like an eager message: the transmit completes now. */
         atomic_fetch_add(&p->store.self_bytes, op->len);
-        memcpy(u->data, op->buf, op->len);
+        match_copy(u->data, op->buf, op->len);
         u->kind = CSNI_UX_EAGER;
         u->complete = true;
         csni_ux_push(&d->ux, u);
@@ -98,9 +105,7 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
         return false;
     struct csni_conn *c = pp->conn; /* final once ready */
     int64_t cost = csni_credit_cost(len);
-    if (!c || !c->shm || len > pp->eager_max ||
-        csni_netid_tid(to) > atomic_load_explicit(&pp->tid_hw, memory_order_relaxed) ||
-        !csni_credit_take(pp, cost))
+    if (!c || !c->shm || len > pp->eager_max || !csni_credit_take(pp, cost))
         return false;
     uint8_t hdr[CSNI_FRAME_SIZE];
     struct csni_frame f = csni_frame_eager(csni_netid_tid(to), t->tid, len);
@@ -131,11 +136,8 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
     op->pp = pp;
     uint32_t dst = csni_netid_tid(op->peer);
     bool lanes = p->tun.conn_per_transport;
-    /* A transport id beyond those the peer is known to have had: the message asks for an
-     * acknowledgement, so that a garbage netid fails instead of vanishing. */
-    bool known = dst <= atomic_load_explicit(&pp->tid_hw, memory_order_relaxed);
     /* pp->conn is final once the peer is ready (NULL: never reached, lost). */
-    struct csni_conn *c = lanes || !known ? NULL : pp->conn;
+    struct csni_conn *c = lanes ? NULL : pp->conn;
     if (c && op->len <= pp->eager_max && csni_credit_take(pp, csni_credit_cost(op->len))) {
         /* Eager. A dead connection completes the op with CSN_PEER_LOST when queued. */
         struct csni_frame f = csni_frame_eager(dst, t->tid, op->len);
@@ -164,16 +166,8 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
         return CSN_OK;
     }
     struct csni_frame f;
-    if ((lanes || !known) && pp->conn && op->len <= pp->eager_max &&
-        csni_credit_take(pp, csni_credit_cost(op->len))) {
-        if (known) {
-            f = csni_frame_eager(dst, t->tid, op->len);
-        } else {
-            op->token = atomic_fetch_add(&p->next_token, 1);
-            f = csni_frame_eager_acked(dst, t->tid, op->len, op->token);
-            op->state = CSNI_ST_WAIT_CTS;
-            csni_oplist_push(&pp->wait_cts, op);
-        }
+    if (lanes && op->len <= pp->eager_max && csni_credit_take(pp, csni_credit_cost(op->len))) {
+        f = csni_frame_eager(dst, t->tid, op->len);
         op->sr.payload = op->buf;
         op->sr.paylen = op->len;
     } else {
@@ -250,7 +244,7 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
             return CSN_OK;
         }
         csni_ux_unlink(&t->ux, prev, u);
-        memcpy(op->buf, u->data, u->len < op->len ? u->len : op->len);
+        match_copy(op->buf, u->data, u->len < op->len ? u->len : op->len);
         csni_pool_put(&p->store, u->data, u->len);
         if (u->pp)
             csni_credit_return(u->pp, csni_credit_cost(u->len), p->tun.window);
@@ -260,7 +254,7 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
         break;
     case CSNI_UX_SELF:
         csni_ux_unlink(&t->ux, prev, u);
-        memcpy(op->buf, u->txop->buf, u->len < op->len ? u->len : op->len);
+        match_copy(op->buf, u->txop->buf, u->len < op->len ? u->len : op->len);
         deferred = u->txop;
         csni_complete(t, op, CSN_OK);
         break;
@@ -303,7 +297,7 @@ bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *ow
     }
     match_take_posted(t, op, src, c->pp, f->len);
     size_t n = f->len < op->len ? f->len : op->len;
-    memcpy(op->buf, payload, n);
+    match_copy(op->buf, payload, n);
     if (own) {
         if (op->received)
             *op->received = n;
@@ -324,18 +318,16 @@ bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *ow
 static void match_no_transport(struct csni_conn *c, const struct csni_frame *f,
                                const uint8_t *staged, struct csni_place *pl)
 {
-    /* Closed (its id was handed out): CSN_PEER_LOST for the sender; never was: a garbage
-     * netid. An eager message not asking for an answer went to an id the sender knew: its
-     * transport closed meanwhile, and the message goes the way of its other queued ones. */
-    bool existed = csni_frame_dst_tport(f) < csni_table_size(&c->p->tab);
     if (f->type == CSNI_F_EAGER) {
         pl->discard = staged ? 0 : f->len;
         csni_credit_owe(c, csni_credit_cost(f->len), csni_p->tun.window);
-        if (!csni_frame_wants_ack(f))
-            return;
+        return;
     }
-    struct csni_frame g =
-        csni_frame_ack(existed ? CSNI_CTS_GONE : CSNI_CTS_NOTID, 0, csni_frame_sender_token(f));
+    /* Closed (its id was handed out): CSN_PEER_LOST for the sender; never was: a garbage
+     * netid. */
+    bool existed = csni_frame_dst_tport(f) < csni_table_size(&c->p->tab);
+    struct csni_frame g = csni_frame_cts(existed ? CSNI_CTS_GONE : CSNI_CTS_NOTID, 0,
+                                         csni_frame_sender_token(f), 0);
     (void)csni_peer_send_frame(c->pp, &g); /* lost: its transmit fails with it anyway */
 }
 
@@ -352,7 +344,7 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
         if (staged) {
             /* The whole payload is here already: place it and complete under this one lock
              * hold (the small-message path). */
-            memcpy(op->buf, staged, n);
+            match_copy(op->buf, staged, n);
             csni_complete(t, op, CSN_OK);
             csni_unlock(&t->lock);
             csni_credit_owe(c, csni_credit_cost(f->len), p->tun.window);
@@ -397,7 +389,7 @@ static void match_to_store(struct csni_conn *c, csn_transport *t, const struct c
          * or staged: until then the placement points at it and nobody else may free it. */
         u->complete = false;
         if (staged)
-            memcpy(u->data, staged, f->len);
+            match_copy(u->data, staged, f->len);
         *pl = (struct csni_place){
             .dst = staged ? NULL : u->data, .want = staged ? 0 : f->len, .ux = u, .t = t};
     } else {
@@ -430,12 +422,6 @@ static void match_on_message(struct csni_conn *c, const struct csni_frame *f,
         match_to_posted(c, t, op, f, staged, pl);
     else
         match_to_store(c, t, f, staged, pl);
-    if (csni_frame_wants_ack(f)) {
-        /* Delivered (matched or stored): tell the sender, with every id we handed out. */
-        struct csni_frame g = csni_frame_ack(CSNI_CTS_ACK, csni_table_size(&c->p->tab) - 1,
-                                             csni_frame_sender_token(f));
-        (void)csni_peer_send_frame(c->pp, &g); /* lost: moot */
-    }
 }
 
 void csni_proto_frame(struct csni_conn *c, const struct csni_frame *f, const uint8_t *staged,
@@ -479,7 +465,7 @@ static void match_ux_placed(struct csni_conn *c, const struct csni_frame *f, con
     for (x = t->ux.head; x && x != u; prev = x, x = x->next)
         ;
     csni_ux_unlink(&t->ux, prev, u);
-    memcpy(op->buf, u->data, u->len < op->len ? u->len : op->len);
+    match_copy(op->buf, u->data, u->len < op->len ? u->len : op->len);
     csni_complete(t, op, CSN_OK);
     csni_unlock(&t->lock);
     csni_pool_put(&p->store, u->data, u->len);

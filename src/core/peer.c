@@ -152,7 +152,6 @@ struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc)
         pp->proc = proc;
         csni_lock_init(&pp->lock, CSNI_RANK_PEER);
         atomic_init(&pp->credit, p->tun.window);
-        atomic_init(&pp->tid_hw, CSNI_SYS_TPORT);
         csni_mutex_init(&pp->connecting, CSNI_RANK_CONNECTING);
         pp->eager_max = p->tun.eager_max;
         pp->next = p->peers.list;

@@ -27,7 +27,6 @@ struct csni_peer {
     struct csni_oplist wait_cts;  /* our transmits waiting for its CTS */
     struct csni_oplist wait_data; /* our receives waiting for its DATA */
     _Atomic int64_t owed;         /* eager credit we owe it */
-    _Atomic uint32_t tid_hw;      /* its highest transport id known to exist (or to have) */
     csni_mutex_t connecting;      /* held while connecting (not on the fast path) */
     struct csni_peer *next;
 };

@@ -174,7 +174,7 @@ static csn_status proc_network(struct csni_proc *p)
     const char *a = getenv("CSN_ADDR");
     if (p->tun.net->host_local && a && *a) {
         char addr2[128];
-        p->listen2_net = csni_net_by_name("tcp");
+        p->listen2_net = csni_net_remote();
         if ((rv = p->listen2_net->listen(p->boot.jobdir, p->me, &p->listen_tcp, addr2,
                                          sizeof addr2)) != CSN_OK)
             return rv;

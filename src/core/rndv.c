@@ -134,16 +134,6 @@ void csni_rndv_on_cts(struct csni_conn *c, const struct csni_frame *f)
         csni_complete_unlocked(op, kind == CSNI_CTS_GONE ? CSN_PEER_LOST : CSN_ILLEGAL_NETID);
         return;
     }
-    if (kind == CSNI_CTS_ACK) {
-        /* Our acknowledged EAGER arrived; every id up to len exists or existed there. */
-        uint32_t hw = f->len > UINT32_MAX ? UINT32_MAX : (uint32_t)f->len;
-        uint32_t was = atomic_load(&pp->tid_hw);
-        while (was < hw && !atomic_compare_exchange_weak(&pp->tid_hw, &was, hw))
-            ;
-        csni_unlock(&pp->lock);
-        csni_complete_unlocked(op, CSN_OK);
-        return;
-    }
     if (kind == CSNI_CTS_PULLED && f->len <= op->len) {
         csni_unlock(&pp->lock);
         csni_complete_unlocked(op, CSN_OK); /* the receiver copied it itself */

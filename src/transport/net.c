@@ -13,6 +13,14 @@ const struct csni_net_ops *csni_net_by_name(const char *name)
     return NULL;
 }
 
+const struct csni_net_ops *csni_net_remote(void)
+{
+    for (size_t i = 0; i < sizeof net_kinds / sizeof net_kinds[0]; i++)
+        if (!net_kinds[i]->host_local)
+            return net_kinds[i];
+    return NULL;
+}
+
 const struct csni_net_ops *csni_net_of_addr(const char *addr)
 {
     for (size_t i = 0; i < sizeof net_kinds / sizeof net_kinds[0]; i++) {

@@ -31,6 +31,8 @@ extern const struct csni_net_ops csni_net_tcp;
 
 /* The kind called name, or NULL. */
 const struct csni_net_ops *csni_net_by_name(const char *name);
+/* The first kind that reaches across hosts (for the second listener of a job on several hosts). */
+const struct csni_net_ops *csni_net_remote(void);
 /* The kind an address belongs to (by its "name:" prefix), or NULL. */
 const struct csni_net_ops *csni_net_of_addr(const char *addr);
 

@@ -51,7 +51,7 @@ void csni_frame_encode(const struct csni_frame *f, uint8_t out[CSNI_FRAME_SIZE])
 {
     frame_put16(out, CSNI_FRAME_MAGIC);
     out[2] = f->type;
-    out[3] = f->flags;
+    out[3] = 0;
     frame_put32(out + 4, f->dst);
     frame_put32(out + 8, f->src);
     frame_put32(out + 12, f->aux);
@@ -78,8 +78,7 @@ int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, str
         *why = "unknown frame type";
         return -1;
     }
-    f->flags = in[3];
-    if (f->flags & ~(f->type == CSNI_F_EAGER ? CSNI_FLAG_ACK : 0u)) {
+    if (in[3] != 0) {
         *why = "unknown flags";
         return -1;
     }

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /* On the wire a header is CSNI_FRAME_SIZE bytes, little-endian:
- *   0  u16 magic (0xC5A1)    2 u8 type    3 u8 flags (0, or CSNI_FLAG_ACK on an EAGER)
+ *   0  u16 magic (0xC5A1)    2 u8 type    3 u8 flags (must be 0)
  *   4  u32 dst      transport id in the receiving process (EAGER, RTS)
  *   8  u32 src      transport id in the sending process
  *  12  u32 aux      CTS, DATA: CSNI_CTS_OK or CSNI_CTS_GONE (the other side's transport is
@@ -16,8 +16,7 @@
  *                   CSNI_CTS_SPLIT (below); HELLO: protocol version
  *  16  u64 len      EAGER/DATA: payload bytes that follow; RTS: message length; CTS: bytes
  *                   the receiver wants; CREDIT: bytes returned; HELLO: key bytes that follow
- *  24  u64 cookie   RTS/CTS: the sender's token; DATA: the receiver's token; HELLO: process id;
- *                   EAGER with CSNI_FLAG_ACK: the sender's token
+ *  24  u64 cookie   RTS/CTS: the sender's token; DATA: the receiver's token; HELLO: process id
  *  32  u64 cookie2  CTS: the receiver's token; RTS: the sender's buffer address when the
  *                   receiver may pull it (shared memory), else 0; DATA: offset of this chunk
  *                   in the message (a message travels as DATA frames of at most
@@ -47,20 +46,16 @@ enum csni_frame_type {
  * bits) and src (high 32 bits). In a DATA frame (no payload): the sender has written len bytes
  * from the split point on; cookie is the receiver's token. The receiver's CTS_PULLED ends
  * the sender's part. */
-/* CSNI_CTS_ACK, CSNI_CTS_NOTID (CTS only, answering an EAGER with CSNI_FLAG_ACK or, NOTID, an
- * RTS): the destination transport exists or existed (ACK; len: the highest transport id the
- * receiver ever handed out), or never did (NOTID: the transmit fails with CSN_ILLEGAL_NETID).
- * A sender asks for the ACK on its first message to a transport id above the highest it knows
- * of: so a garbage netid is reported, never silently dropped. */
+/* CSNI_CTS_NOTID (CTS only, answering an RTS): the destination transport never existed at the
+ * receiver (its id was never handed out): the transmit fails with CSN_ILLEGAL_NETID (GONE: it
+ * closed, CSN_PEER_LOST). */
 enum {
     CSNI_CTS_OK = 0,
     CSNI_CTS_GONE = 1,
     CSNI_CTS_PULLED = 2,
     CSNI_CTS_SPLIT = 3,
-    CSNI_CTS_ACK = 4,
-    CSNI_CTS_NOTID = 5
+    CSNI_CTS_NOTID = 4
 };
-#define CSNI_FLAG_ACK 0x01u
 
 /* Where a split rendezvous of len bytes divides: half, on a page boundary. */
 static inline uint64_t csni_split_at(uint64_t len)
@@ -73,7 +68,7 @@ static inline uint64_t csni_split_at(uint64_t len)
 #define CSNI_DATA_CHUNK ((uint64_t)128 << 10)
 
 struct csni_frame {
-    uint8_t type, flags;
+    uint8_t type;
     uint32_t dst, src, aux;
     uint64_t len, cookie, cookie2;
 };
@@ -98,27 +93,7 @@ static inline struct csni_frame csni_frame_eager(uint32_t dst, uint32_t src, uin
 {
     return (struct csni_frame){.type = CSNI_F_EAGER, .dst = dst, .src = src, .len = len};
 }
-/* An EAGER whose transmit completes only when the receiver acknowledges it (CSNI_CTS_ACK). */
-static inline struct csni_frame csni_frame_eager_acked(uint32_t dst, uint32_t src, uint64_t len,
-                                                       uint64_t sender_token)
-{
-    return (struct csni_frame){.type = CSNI_F_EAGER,
-                               .flags = CSNI_FLAG_ACK,
-                               .dst = dst,
-                               .src = src,
-                               .len = len,
-                               .cookie = sender_token};
-}
-/* The answer to an acknowledged EAGER (or NOTID to an RTS): hw, the receiver's highest
- * transport id. */
-static inline struct csni_frame csni_frame_ack(uint32_t kind, uint64_t hw, uint64_t sender_token)
-{
-    return (struct csni_frame){.type = CSNI_F_CTS, .aux = kind, .len = hw, .cookie = sender_token};
-}
-static inline int csni_frame_wants_ack(const struct csni_frame *f)
-{
-    return (f->flags & CSNI_FLAG_ACK) != 0;
-}
+
 /* pull_addr: the sender's buffer when the receiver may copy it itself, else 0. */
 static inline struct csni_frame csni_frame_rts(uint32_t dst, uint32_t src, uint64_t len,
                                                uint64_t sender_token, uint64_t pull_addr)
@@ -174,7 +149,7 @@ static inline uint32_t csni_frame_kind(const struct csni_frame *f)
 {
     return f->aux;
 }
-/* RTS, CTS, acknowledged EAGER: the sender's token. */
+/* RTS, CTS: the sender's token. */
 static inline uint64_t csni_frame_sender_token(const struct csni_frame *f)
 {
     return f->cookie;
@@ -224,11 +199,10 @@ static inline uint8_t csni_frame_hdr_type(const uint8_t hdr[CSNI_FRAME_SIZE])
 {
     return hdr[2];
 }
-/* Whether writing the encoded frame completes its transmit: a DATA frame, or an EAGER that
- * asks for no acknowledgement. */
+/* Whether writing the encoded frame completes its transmit: an EAGER or a DATA frame. */
 static inline int csni_frame_hdr_completes(const uint8_t hdr[CSNI_FRAME_SIZE])
 {
-    return hdr[2] == CSNI_F_DATA || (hdr[2] == CSNI_F_EAGER && !(hdr[3] & CSNI_FLAG_ACK));
+    return hdr[2] == CSNI_F_DATA || hdr[2] == CSNI_F_EAGER;
 }
 
 void csni_frame_encode(const struct csni_frame *f, uint8_t out[CSNI_FRAME_SIZE]);

@@ -247,7 +247,8 @@ static size_t shm_fill(struct shm_ring *r, uint64_t at, uint64_t pad, const stru
     size_t done = 0;
     for (int i = 0; i < n && done < cap; i++) {
         size_t len = iov[i].iov_len < cap - done ? iov[i].iov_len : (size_t)(cap - done);
-        memcpy(dst + done, iov[i].iov_base, len);
+        if (len) /* an empty payload may have no buffer */
+            memcpy(dst + done, iov[i].iov_base, len);
         done += len;
     }
     return done;
@@ -328,7 +329,8 @@ bool csni_shm_write_frame(struct csni_shm *s, const uint8_t *hdr, const void *pa
     }
     uint8_t *d = r->data + at + 8 + pad;
     memcpy(d, hdr, SHM_FRAME_SIZE);
-    memcpy(d + SHM_FRAME_SIZE, payload, len);
+    if (len) /* an empty payload may have no buffer */
+        memcpy(d + SHM_FRAME_SIZE, payload, len);
     shm_publish(s, r, tail, 0, pad, SHM_FRAME_SIZE + len);
     return true;
 }
