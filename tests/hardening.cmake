@@ -1,0 +1,13 @@
+# tests/hardening.cmake: issue 16 (hardening): strangers against the name service, launcher and
+# agent deaths, the fault suite, valgrind over the single-process tests, fuzz regressions.
+add_executable(test_ns_flood names/ns_flood.c ${PROJECT_SOURCE_DIR}/src/boot/boot.c
+               ${PROJECT_SOURCE_DIR}/src/names/names.c)
+target_include_directories(test_ns_flood PRIVATE ${PROJECT_SOURCE_DIR}/include
+                           ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(test_ns_flood PRIVATE Threads::Threads)
+foreach(mode unix tcp)
+  add_test(NAME names_flood_${mode}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/names/ns_flood.sh
+                   ${CMAKE_BINARY_DIR}/tools/csnrun/csnrun $<TARGET_FILE:test_ns_flood> ${mode})
+  set_tests_properties(names_flood_${mode} PROPERTIES TIMEOUT 90)
+endforeach()
