@@ -141,7 +141,7 @@ static int agent_setup_line(struct agent *a, char *line)
         if (nr == NULL)
             return -1;
         a->ranks = nr;
-        r = &a->ranks[a->nranks];
+        r = &a->ranks[a->nranks++]; /* counted at once: agent_free frees what a bad line left */
         memset(r, 0, sizeof *r);
         r->out[1] = r->out[2] = -1;
         r->rank = (int)strtol(p, &sp, 10);
@@ -180,7 +180,6 @@ static int agent_setup_line(struct agent *a, char *line)
         }
         if (*p != '\0')
             return -1;
-        a->nranks++;
         return 0;
     }
     if (strncmp(line, "ENV ", 4) == 0) {
@@ -189,9 +188,8 @@ static int agent_setup_line(struct agent *a, char *line)
             return -1;
         a->envs = ne;
         a->envs[a->nenvs] = agent_decoded(line + 4);
-        if (a->envs[a->nenvs] == NULL || strchr(a->envs[a->nenvs], '=') == NULL)
-            return -1;
-        a->nenvs++;
+        if (a->envs[a->nenvs++] == NULL || strchr(a->envs[a->nenvs - 1], '=') == NULL)
+            return -1; /* counted: agent_free frees it */
         return 0;
     }
     n = proto_split(line, f, 8);
@@ -203,6 +201,8 @@ static int agent_setup_line(struct agent *a, char *line)
     if (n == 3 && strcmp(f[0], "NET") == 0)
         return agent_net(a, f[1], f[2]);
     if (n == 8 && strcmp(f[0], "JOB") == 0) {
+        if (a->jobid != NULL)
+            return -1; /* one job per agent */
         a->jobid = agent_decoded(f[1]);
         a->jobkey = agent_decoded(f[2]);
         a->ns = agent_decoded(f[3]);

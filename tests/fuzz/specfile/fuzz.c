@@ -1,0 +1,23 @@
+/* specfile: csnrun's spec file parser (tools/csnrun/main.c, parse_spec: COUNT [@HOSTS] PROGRAM
+ * [ARGS...] per line, quotes, escapes, comments). */
+#include "../common/csnrun_main.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct job job;
+    struct pool pool;
+    char path[64];
+    int fd;
+
+    fuzz_csnrun_init();
+    memset(&job, 0, sizeof job);
+    memset(&pool, 0, sizeof pool);
+    pool_add(&job, &pool, this_host, 0); /* as parse_command_line does without --host */
+    fd = fuzz_file(data, size, path, sizeof path);
+    (void)parse_spec(&job, &pool, path);
+    close(fd);
+    free(pool.host);
+    free(pool.slots);
+    job_free(&job);
+    return 0;
+}
