@@ -22,3 +22,8 @@ foreach(case both remote guardian watch)
                    ${CMAKE_BINARY_DIR}/tools/csnrun/csnrun $<TARGET_FILE:test_sleeper> ${case})
   set_tests_properties(csnrun_orphans_${case} PROPERTIES TIMEOUT 60)
 endforeach()
+
+# The fault suite (seeded): kill -9 of a random rank at a random moment in nettest, pipeline,
+# filter and threadtest (5 runs each), and launcher, agent and guardian deaths.
+add_test(NAME fault_suite COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fault/fault.sh ${CMAKE_BINARY_DIR} 16 5)
+set_tests_properties(fault_suite PROPERTIES TIMEOUT 600)
