@@ -68,8 +68,8 @@ run_one() {
     rm -rf "$dir" && mkdir -p "$dir/corpus"
     cp tests/fuzz/$t/corpus/* "$dir/corpus/" 2>/dev/null || true
     local rc=0
-    # -timeout 30: a shared 2-core machine stalls a unit for seconds now and then.
-    (cd "$dir" && ASAN_OPTIONS=detect_leaks=1 "../fuzz_$t" -max_total_time="$secs" -timeout=30 \
+    # -timeout 30 (FUZZ_TIMEOUT): a shared 2-core machine stalls a unit for seconds now and then.
+    (cd "$dir" && ASAN_OPTIONS=detect_leaks=1 "../fuzz_$t" -max_total_time="$secs" -timeout="${FUZZ_TIMEOUT:-30}" \
         -rss_limit_mb=2048 -max_len=4096 -close_fd_mask=3 -print_final_stats=1 corpus \
         >log 2>&1) || rc=$?
     local execs cov
