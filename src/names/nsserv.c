@@ -516,23 +516,37 @@ int csni_ns_pollfds(struct csni_ns *ns, struct pollfd *fds, int max)
     return n;
 }
 
-/* The oldest stranger (of source src when same_src) is closed; 0 when there was none. */
+/* The oldest stranger (of source src when same_src) is closed; 0 when there was none. Each
+ * candidate is read first: a member whose key arrived after it was accepted is served, not
+ * evicted (a flood from its own address must not push it out). */
 static int ns_evict(struct csni_ns *ns, int same_src, uint64_t src)
 {
-    int i, victim = -1;
+    for (;;) {
+        struct ns_conn *c;
+        int i, victim = -1;
 
-    for (i = 0; i < ns->nconns; i++) {
-        const struct ns_conn *c = ns->conns[i];
-        if (c->state != NS_READ_KEY || (same_src && c->src != src))
-            continue;
-        if (victim < 0 || c->born < ns->conns[victim]->born)
-            victim = i;
+        for (i = 0; i < ns->nconns; i++) {
+            c = ns->conns[i];
+            if (c->state != NS_READ_KEY || (same_src && c->src != src))
+                continue;
+            if (victim < 0 || c->born < ns->conns[victim]->born)
+                victim = i;
+        }
+        if (victim < 0)
+            return 0;
+        c = ns->conns[victim];
+        if (ns_read(ns, c) != 0) {
+            ns_close_conn(ns, c->idx); /* a wrong key or nothing more coming: gone anyway */
+            return 1;
+        }
+        if (c->state == NS_READ_KEY) {
+            ns->nevicted++;
+            ns_close_conn(ns, c->idx);
+            return 1;
+        }
+        if (c->state == NS_WRITE && ns_write(c) != 0) /* a member after all: answered */
+            ns_close_conn(ns, c->idx);
     }
-    if (victim < 0)
-        return 0;
-    ns->nevicted++;
-    ns_close_conn(ns, victim);
-    return 1;
 }
 
 /* Who connected: the uid of a Unix-socket peer, a hash of a TCP peer's address (not port). */
