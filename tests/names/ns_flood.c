@@ -196,18 +196,19 @@ int main(int argc, char **argv)
     CHECK(i >= 5); /* throughput is not the point (ASan on a loaded machine): the latency is */
     CHECK(atomic_load(&flood_reopened) > 0); /* the service did close strangers */
 
-    /* A lone silent stranger is dropped at the handshake deadline (3 s), not after 30 s. */
+    /* A lone silent stranger is dropped at the handshake deadline (3 s after its accept, which a
+     * loaded service may take a while to get to), not after 30 s. */
     fd = stranger(0);
     CHECK(fd >= 0);
     t0 = ms_now();
     {
         struct pollfd p = {.fd = fd, .events = POLLIN};
         char c;
-        CHECK(poll(&p, 1, 10000) == 1 && read(fd, &c, 1) == 0);
+        CHECK(poll(&p, 1, 25000) == 1 && read(fd, &c, 1) == 0);
     }
     printf("ns_flood: a silent stranger was closed after %llu ms\n",
            (unsigned long long)(ms_now() - t0));
-    CHECK(ms_now() - t0 >= 1500 && ms_now() - t0 < 8000);
+    CHECK(ms_now() - t0 >= 1500 && ms_now() - t0 < 20000); /* the old service: 30 s */
     close(fd);
     CHECK(csni_kv_put("flood.done", "1") == CSN_OK);
     printf("ns_flood: ok\n");
