@@ -1,6 +1,7 @@
 /* boot.c: reads the job description that csnrun puts in the environment, or asks PMIx for it (see
  * boot.h). */
 #include "boot/boot.h"
+#include "boot/watch.h"
 #include "boot/pmix.h"
 
 #include <errno.h>
@@ -128,6 +129,7 @@ static csn_status boot_from_csnrun(struct csni_boot *b)
         boot_hostname(b);
     }
     b->launched = 1;
+    csni_watch_start(); /* ends this process if its csnrun agent dies (watch.h) */
     return CSN_OK;
 }
 

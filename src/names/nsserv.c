@@ -17,6 +17,17 @@
 
 #define NS_LINE_MAX 4096 /* longest request line: "PUT " + 1023 + " " + 1023 fits */
 #define NS_IDLE_MS 30000 /* a connection must send its request (and take its reply) in this */
+/* Until a connection has proven the job key it is a stranger's: it gets NS_KEY_MS to do so (a
+ * client sends its key and request in one write right after connecting), and at most
+ * NS_PENDING_MAX of them wait at once (NS_PENDING_PER_SRC from one source address, one uid for
+ * Unix sockets); a new one beyond a cap evicts the oldest waiting one (of that source first).
+ * The listener is always polled, so strangers can delay a member's request by at most one turn
+ * of the loop, never stall it. */
+#define NS_KEY_MS 3000
+#define NS_PENDING_MAX 64
+#define NS_PENDING_PER_SRC 16
+#define NS_LOG_EVERY_MS 10000 /* refused strangers: one line, then a count per this period */
+#define NS_ACCEPT_PAUSE_MS 100 /* accept() out of descriptors/memory: listener rests this long */
 #define NS_WAIT_CAP_MS ((uint64_t)1 << 40)
 #define NS_BUCKETS 4096
 
@@ -34,6 +45,8 @@ struct ns_conn {
     size_t outlen, outoff;
     enum ns_wait wait_kind; /* NS_PARKED: what it waits for, and its name or key */
     char *wait_for;
+    uint64_t born; /* accepted at (ms): the oldest stranger is evicted first */
+    uint64_t src;  /* source: a hash of the peer's IP address, or its uid for Unix sockets */
 };
 
 /* One table (names or the key-value store): chained hash of strings. */
@@ -54,6 +67,12 @@ struct csni_ns {
     int nconns, capconns, maxconns;
     int polled_listener; /* csni_ns_pollfds put the listener first */
     char who[32];        /* prefix of messages: "csnrun" or "csn[0]" */
+    int npending;        /* connections in NS_READ_KEY */
+    uint64_t accept_pause_until; /* accept failed for want of descriptors: rest until then */
+    /* Refused strangers, counted for the rate-limited log line (ns_log_flush). */
+    unsigned long nbadkey, nexpired, nevicted;
+    uint64_t log_next;
+    uint64_t seq; /* accept order (ns_conn.born) */
     struct ns_item *names[NS_BUCKETS];
     struct ns_item *kv[NS_BUCKETS];
 };
@@ -234,6 +253,8 @@ static void ns_close_conn(struct csni_ns *ns, int i)
 {
     struct ns_conn *c = ns->conns[i];
 
+    if (c->state == NS_READ_KEY)
+        ns->npending--;
     close(c->fd);
     free(c->wait_for);
     free(c);
@@ -246,6 +267,7 @@ static void ns_close_conn(struct csni_ns *ns, int i)
 /* Queues the reply and switches the connection to writing (it is closed once written). */
 static void ns_reply(struct ns_conn *c, const char *fmt, const char *arg)
 {
+    /* Only authenticated connections are answered (never in NS_READ_KEY). */
     int n = snprintf(c->out, sizeof c->out, fmt, arg);
 
     c->outlen = (n < 0 || (size_t)n >= sizeof c->out) ? 0 : (size_t)n;
@@ -401,6 +423,18 @@ static int ns_key_ok(const struct csni_ns *ns, const char *line)
     return diff == 0;
 }
 
+/* 1 when what a stranger sent so far can no longer become "KEY <32 bytes>\n". */
+static int ns_key_hopeless(const struct ns_conn *c)
+{
+    size_t n = c->inlen < 4 ? c->inlen : 4;
+
+    if (memcmp(c->in, "KEY ", n) != 0)
+        return 1;
+    if (c->inlen > 4 + 32 && c->in[4 + 32] != '\n')
+        return 1;
+    return memchr(c->in, '\n', c->inlen < 4 + 32 ? c->inlen : 4 + 32) != NULL;
+}
+
 /* Reads what is there; processes complete lines. Returns 0 to keep, -1 to close. */
 static int ns_read(struct csni_ns *ns, struct ns_conn *c)
 {
@@ -415,6 +449,10 @@ static int ns_read(struct csni_ns *ns, struct ns_conn *c)
             return (r < 0 && (errno == EAGAIN || errno == EINTR)) ? 0 : -1;
         }
         nl = memchr(c->in, '\n', c->inlen);
+        if (c->state == NS_READ_KEY && ns_key_hopeless(c)) {
+            ns->nbadkey++;
+            return -1;
+        }
         if (nl == NULL) {
             if (c->inlen >= sizeof c->in - 1)
                 return -1; /* over-long line: not a client of ours */
@@ -429,13 +467,12 @@ static int ns_read(struct csni_ns *ns, struct ns_conn *c)
         *nl = '\0';
         if (c->state == NS_READ_KEY) {
             if (!ns_key_ok(ns, c->in)) {
-                fprintf(stderr,
-                        "%s: name service: closed a connection that did not "
-                        "present the job key\n",
-                        ns->who);
+                ns->nbadkey++;
                 return -1;
             }
             c->state = NS_READ_REQ;
+            ns->npending--;
+            c->deadline = ns_now_ms() + NS_IDLE_MS;
         } else {
             ns_request(ns, c, c->in);
         }
@@ -460,7 +497,10 @@ int csni_ns_pollfds(struct csni_ns *ns, struct pollfd *fds, int max)
 {
     int n = 0, i;
 
-    ns->polled_listener = ns->nconns < ns->maxconns && max > 0;
+    /* At the connection cap a waiting stranger can still be evicted for a newcomer; only a
+     * table full of members (or no descriptor to accept with) rests the listener. */
+    ns->polled_listener = (ns->nconns < ns->maxconns || ns->npending > 0) && max > 0 &&
+                          ns_now_ms() >= ns->accept_pause_until;
     if (ns->polled_listener) {
         fds[n].fd = ns->lfd;
         fds[n].events = POLLIN;
@@ -476,14 +516,95 @@ int csni_ns_pollfds(struct csni_ns *ns, struct pollfd *fds, int max)
     return n;
 }
 
+/* The oldest stranger (of source src when same_src) is closed; 0 when there was none. Each
+ * candidate is read first: a member whose key arrived after it was accepted is served, not
+ * evicted (a flood from its own address must not push it out). */
+static int ns_evict(struct csni_ns *ns, int same_src, uint64_t src)
+{
+    for (;;) {
+        struct ns_conn *c;
+        int i, victim = -1;
+
+        for (i = 0; i < ns->nconns; i++) {
+            c = ns->conns[i];
+            if (c->state != NS_READ_KEY || (same_src && c->src != src))
+                continue;
+            if (victim < 0 || c->born < ns->conns[victim]->born)
+                victim = i;
+        }
+        if (victim < 0)
+            return 0;
+        c = ns->conns[victim];
+        if (ns_read(ns, c) != 0) {
+            ns_close_conn(ns, c->idx); /* a wrong key or nothing more coming: gone anyway */
+            return 1;
+        }
+        if (c->state == NS_READ_KEY) {
+            ns->nevicted++;
+            ns_close_conn(ns, c->idx);
+            return 1;
+        }
+        if (c->state == NS_WRITE && ns_write(c) != 0) /* a member after all: answered */
+            ns_close_conn(ns, c->idx);
+    }
+}
+
+/* Who connected: the uid of a Unix-socket peer, a hash of a TCP peer's address (not port). */
+static uint64_t ns_source(int fd, const struct sockaddr_storage *sa, socklen_t sl)
+{
+    const unsigned char *p = NULL;
+    size_t n = 0, k;
+    uint64_t h = 1469598103934665603ull;
+
+    if (sa->ss_family == AF_INET && sl >= sizeof(struct sockaddr_in)) {
+        p = (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr;
+        n = sizeof(struct in_addr);
+    } else if (sa->ss_family == AF_INET6 && sl >= sizeof(struct sockaddr_in6)) {
+        p = (const unsigned char *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+        n = sizeof(struct in6_addr);
+    } else {
+        struct ucred cr;
+        socklen_t cl = sizeof cr;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0)
+            return ((uint64_t)1 << 63) | (uint64_t)cr.uid;
+        return 0;
+    }
+    for (k = 0; k < n; k++)
+        h = (h ^ p[k]) * 1099511628211ull;
+    return h & ~((uint64_t)1 << 63);
+}
+
 static void ns_accept(struct csni_ns *ns)
 {
-    while (ns->nconns < ns->maxconns) {
-        struct ns_conn *c;
-        int fd = accept4(ns->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int budget = 64, i; /* per turn, so that the members' connections get their turn too */
 
-        if (fd < 0)
+    while (budget-- > 0) {
+        struct sockaddr_storage sa;
+        socklen_t sl = sizeof sa;
+        struct ns_conn *c;
+        uint64_t src;
+        int fd, same;
+
+        memset(&sa, 0, sizeof sa);
+        fd = accept4(ns->lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+            /* Out of descriptors or memory: the connection stays in the backlog and poll
+             * would report it again at once; rest instead of spinning. */
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                ns->accept_pause_until = ns_now_ms() + NS_ACCEPT_PAUSE_MS;
             return;
+        }
+        if (ns->nconns >= ns->maxconns && !ns_evict(ns, 0, 0)) {
+            close(fd); /* not reached: the listener is polled only with room or strangers */
+            return;
+        }
+        src = ns_source(fd, &sa, sl);
+        for (same = 0, i = 0; i < ns->nconns; i++)
+            same += ns->conns[i]->state == NS_READ_KEY && ns->conns[i]->src == src;
+        if (same >= NS_PENDING_PER_SRC)
+            ns_evict(ns, 1, src);
+        else if (ns->npending >= NS_PENDING_MAX)
+            ns_evict(ns, 0, 0);
         if (ns->nconns == ns->capconns) {
             int nc = ns->capconns ? 2 * ns->capconns : 64;
             struct ns_conn **na = realloc(ns->conns, (size_t)nc * sizeof *na);
@@ -501,10 +622,41 @@ static void ns_accept(struct csni_ns *ns)
         }
         c->fd = fd;
         c->state = NS_READ_KEY;
-        c->deadline = ns_now_ms() + NS_IDLE_MS;
+        c->deadline = ns_now_ms() + NS_KEY_MS;
+        c->born = ++ns->seq;
+        c->src = src;
         c->idx = ns->nconns;
         ns->conns[ns->nconns++] = c;
+        ns->npending++;
+        /* A client writes its key and request right after connecting: usually they are here
+         * already, and answering now keeps a flood of newcomers from evicting it. */
+        if (ns_read(ns, c) != 0 || (c->state == NS_WRITE && ns_write(c) != 0))
+            ns_close_conn(ns, c->idx);
     }
+}
+
+/* The rate-limited line about refused strangers: the first at once, then one per period. */
+static void ns_log_flush(struct csni_ns *ns, uint64_t now, int force)
+{
+    unsigned long n = ns->nbadkey + ns->nexpired + ns->nevicted;
+
+    if (n == 0 || (!force && now < ns->log_next))
+        return;
+    if (n == 1)
+        fprintf(stderr, "%s: name service: closed a connection that did not present the job key (%s)\n",
+                ns->who,
+                ns->nbadkey    ? "wrong or malformed"
+                : ns->nexpired ? "silent too long"
+                               : "evicted by newer ones at the cap");
+    else
+        fprintf(stderr,
+                "%s: name service: closed %lu connections that did not present the job key "
+                "(%lu wrong or malformed, %lu silent for %d s, %lu evicted by newer ones at the "
+                "cap of %d waiting)\n",
+                ns->who, n, ns->nbadkey, ns->nexpired, NS_KEY_MS / 1000, ns->nevicted,
+                NS_PENDING_MAX);
+    ns->nbadkey = ns->nexpired = ns->nevicted = 0;
+    ns->log_next = now + NS_LOG_EVERY_MS;
 }
 
 void csni_ns_handle(struct csni_ns *ns, const struct pollfd *fds, int n)
@@ -545,6 +697,8 @@ void csni_ns_handle(struct csni_ns *ns, const struct pollfd *fds, int n)
         struct ns_conn *c = ns->conns[i];
 
         if (c->deadline <= now) {
+            if (c->state == NS_READ_KEY)
+                ns->nexpired++;
             if (c->state == NS_PARKED) {
                 ns_reply(c, "NOTFOUND\n%s", "");
             } else {
@@ -558,6 +712,7 @@ void csni_ns_handle(struct csni_ns *ns, const struct pollfd *fds, int n)
         }
         i++;
     }
+    ns_log_flush(ns, now, 0);
 }
 
 uint64_t csni_ns_next_deadline(const struct csni_ns *ns)
@@ -565,6 +720,10 @@ uint64_t csni_ns_next_deadline(const struct csni_ns *ns)
     uint64_t d = UINT64_MAX;
     int i;
 
+    if (ns->nbadkey + ns->nexpired + ns->nevicted > 0)
+        d = ns->log_next;
+    if (ns->accept_pause_until < d && ns->accept_pause_until > ns_now_ms())
+        d = ns->accept_pause_until;
     for (i = 0; i < ns->nconns; i++) {
         if (ns->conns[i]->deadline < d)
             d = ns->conns[i]->deadline;
@@ -596,6 +755,7 @@ void csni_ns_destroy(struct csni_ns *ns)
 
     if (ns == NULL)
         return;
+    ns_log_flush(ns, ns_now_ms(), 1);
     while (ns->nconns > 0)
         ns_close_conn(ns, ns->nconns - 1);
     free(ns->conns);

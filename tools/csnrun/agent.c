@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +42,8 @@ struct agent {
     int nranks, live;
     pid_t guard;  /* holds the ranks' process group; kills it if we die */
     int guard_fd; /* write end of the guardian's pipe */
+    pid_t self, launcher; /* our pid, and our parent's at start (csnrun, for a local agent) */
+    int watch[2]; /* the ranks' watch pipe (src/boot/watch.h): they hold [0], only we [1] */
     int stopping;
     int bind, report;   /* BIND: one CPU per rank (agent_cpus); report: say which */
     int ncpu, *cpus;    /* BIND: the CPUs the agent may use, in ascending order */
@@ -137,7 +141,7 @@ static int agent_setup_line(struct agent *a, char *line)
         if (nr == NULL)
             return -1;
         a->ranks = nr;
-        r = &a->ranks[a->nranks];
+        r = &a->ranks[a->nranks++]; /* counted at once: agent_free frees what a bad line left */
         memset(r, 0, sizeof *r);
         r->out[1] = r->out[2] = -1;
         r->rank = (int)strtol(p, &sp, 10);
@@ -176,7 +180,6 @@ static int agent_setup_line(struct agent *a, char *line)
         }
         if (*p != '\0')
             return -1;
-        a->nranks++;
         return 0;
     }
     if (strncmp(line, "ENV ", 4) == 0) {
@@ -185,9 +188,8 @@ static int agent_setup_line(struct agent *a, char *line)
             return -1;
         a->envs = ne;
         a->envs[a->nenvs] = agent_decoded(line + 4);
-        if (a->envs[a->nenvs] == NULL || strchr(a->envs[a->nenvs], '=') == NULL)
-            return -1;
-        a->nenvs++;
+        if (a->envs[a->nenvs++] == NULL || strchr(a->envs[a->nenvs - 1], '=') == NULL)
+            return -1; /* counted: agent_free frees it */
         return 0;
     }
     n = proto_split(line, f, 8);
@@ -199,6 +201,8 @@ static int agent_setup_line(struct agent *a, char *line)
     if (n == 3 && strcmp(f[0], "NET") == 0)
         return agent_net(a, f[1], f[2]);
     if (n == 8 && strcmp(f[0], "JOB") == 0) {
+        if (a->jobid != NULL)
+            return -1; /* one job per agent */
         a->jobid = agent_decoded(f[1]);
         a->jobkey = agent_decoded(f[2]);
         a->ns = agent_decoded(f[3]);
@@ -237,6 +241,65 @@ static int agent_cpus(struct agent *a)
     return 0;
 }
 
+/* In the guardian, after its agent died: a child outside the group (it survives the group's
+ * SIGKILL) removes the job's files once the guardian and the ranks are gone: this host's
+ * /dev/shm files of the job and the agent's own job directory, and the launcher's directory
+ * too when the launcher is dead as well (csnrun and its agent killed together); a live
+ * launcher removes its own. */
+/* 1 while process pid runs (a zombie, killed but not yet reaped, counts as gone). */
+static int agent_alive(pid_t pid)
+{
+    char path[64], buf[256], *rp;
+    FILE *f;
+    size_t n;
+
+    if (pid <= 1 || (kill(pid, 0) != 0 && errno == ESRCH))
+        return 0;
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    rp = strrchr(buf, ')'); /* "pid (comm) S ..." */
+    return rp == NULL || rp[1] == '\0' || (rp[2] != 'Z' && rp[2] != 'X');
+}
+
+static void agent_guard_cleaner(struct agent *a)
+{
+    pid_t guard = getpid(), pid;
+    int p[2], i, *mine;
+    char b;
+
+    if (pipe(p) != 0)
+        return;
+    pid = fork();
+    if (pid == 0) {
+        setsid();
+        close(p[0]);
+        if (write(p[1], "x", 1) != 1)
+            _exit(1);
+        close(p[1]);
+        for (i = 0; i < 1000 && getppid() == guard; i++)
+            nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+        if ((mine = malloc((size_t)a->nranks * sizeof *mine)) != NULL) {
+            for (i = 0; i < a->nranks; i++)
+                mine[i] = a->ranks[i].rank;
+            shm_cleanup(a->jobid, mine, a->nranks);
+            free(mine);
+        }
+        if (a->jobdir != NULL && (a->own_jobdir || !agent_alive(a->launcher)))
+            rm_tree(a->jobdir);
+        _exit(0);
+    }
+    close(p[1]);
+    if (pid > 0) {
+        while (read(p[0], &b, 1) < 0 && errno == EINTR)
+            ;
+    }
+    close(p[0]);
+}
+
 /* The guardian: leader of the ranks' process group, so the group id stays valid (it is
  * never reaped before the end). It ignores SIGTERM; when the agent's end of its pipe
  * closes (the agent exited or died) it stops the whole group: SIGTERM, then SIGKILL. */
@@ -270,6 +333,7 @@ static pid_t agent_start_guard(struct agent *a)
             ;
         kill(0, SIGTERM);
         sleep(CSNRUN_STOP_GRACE_MS / 1000);
+        agent_guard_cleaner(a);
         kill(0, SIGKILL);
         _exit(0);
     }
@@ -310,6 +374,8 @@ static char **agent_env(struct agent *a, const struct arank *r, int local_rank)
     AGENT_SET("CSN_JOBID=%s", a->jobid);
     AGENT_SET("CSN_JOBDIR=%s", a->jobdir);
     AGENT_SET("CSN_HOST=%s", a->host);
+    if (a->watch[0] >= 0)
+        AGENT_SET("CSN_WATCH_FD=%d", a->watch[0]);
     if (a->addr[0] != '\0')
         AGENT_SET("CSN_ADDR=%s", a->addr);
     /* Bound: how many of this host's ranks share the rank's CPU (the library's spinning
@@ -353,6 +419,11 @@ static void agent_child(struct agent *a, struct arank *r, int outp[3][2], int er
     int fd, e;
 
     setpgid(0, a->guard);
+    /* The rank ends with us if we die (with the guardian, the group's other keeper). */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != a->self)
+        _exit(127);
+    if (a->watch[0] >= 0)
+        fcntl(a->watch[0], F_SETFD, 0); /* CSN_WATCH_FD: inherited across exec */
     signal(SIGPIPE, SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
@@ -651,6 +722,9 @@ int agent_main(int rfd, int wfd)
     a.rfd = rfd;
     a.wfd = wfd;
     a.guard_fd = -1;
+    a.watch[0] = a.watch[1] = -1;
+    a.self = getpid();
+    a.launcher = getppid();
     set_cloexec(rfd);
     set_cloexec(wfd);
     if (pipe2(agent_sigpipe, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -702,6 +776,9 @@ int agent_main(int rfd, int wfd)
         fprintf(stderr, "csnrun: cannot fork on %s: %s\n", a.host, strerror(errno));
         goto out;
     }
+    /* After the guardian: it must not hold the write end. */
+    if (pipe2(a.watch, O_CLOEXEC) != 0)
+        a.watch[0] = a.watch[1] = -1;
     for (i = 0; i < a.nranks && !a.stopping; i++) {
         if (agent_start_rank(&a, &a.ranks[i], i) != 0) {
             agent_send(&a, "EXIT %d 0 exit 127\n", a.ranks[i].rank);
@@ -714,6 +791,9 @@ int agent_main(int rfd, int wfd)
         a.ranks[i].ended = 1;
         agent_send(&a, "EXIT %d 0 signal %d\n", a.ranks[i].rank, SIGTERM);
     }
+    if (a.watch[0] >= 0)
+        close(a.watch[0]);
+    a.watch[0] = -1;
     agent_reap(&a);
     agent_loop(&a);
     agent_finish(&a);

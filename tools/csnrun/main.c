@@ -325,7 +325,9 @@ static int add_rank(struct job *j, int host, const char *prog, char **args, int 
 
     if (j->nranks >= MAX_RANKS)
         return usage_error("too many processes (at most %d)", MAX_RANKS);
-    j->ranks = xrealloc(j->ranks, (size_t)(j->nranks + 1) * sizeof *j->ranks);
+    /* The array doubles at each power of two (-np 1000000 is not a million reallocs). */
+    if ((j->nranks & (j->nranks - 1)) == 0)
+        j->ranks = xrealloc(j->ranks, (size_t)(j->nranks ? 2 * j->nranks : 1) * sizeof *j->ranks);
     r = &j->ranks[j->nranks++];
     r->host = host;
     r->prog = xstrdup(prog);
