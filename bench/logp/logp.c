@@ -1,5 +1,7 @@
 /* logp.c: the LogP/LogGP parameter benchmark (o_s, o_r, L, g, G per message size between two
  * ranks), o_r by seed 003's polling method. */
+#include "tool.h"
+#include "parse_size.h"
 #include "comm.h"
 #include "logp_report.h"
 #include "logp_stats.h"
@@ -65,6 +67,8 @@ static const char logp_help[] =
     "                       a clock read (default 3)\n"
     "  -j, --json FILE      also write every figure (with intervals and sample counts) as JSON\n"
     "  -h, --help           this text\n"
+    "  --version            the version\n"
+    BENCH_SIZE_RULES
     "\n"
     "Every timing is a sample of a repeated measurement; a measurement stops when its median is\n"
     "known to the precision above (distribution-free 95% interval from order statistics) or at\n"
@@ -525,6 +529,8 @@ static void logp_run_size(logp_ctx *c, const logp_opts *o, logp_samples *smp, lo
 int main(int argc, char **argv)
 {
     logp_opts o = {0};
+    if (bench_version(argc, argv))
+        return 0;
     int rv = logp_parse_args(argc, argv, &o);
     if (rv != 0)
         return rv == 1 ? 0 : 2;

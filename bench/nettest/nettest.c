@@ -1,4 +1,5 @@
 /* nettest.c: NETTEST (seed 001): parameters, setup checks, test loop, table, best values. */
+#include "tool.h"
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -214,6 +215,9 @@ int main(int argc, char **argv)
     double *mem = NULL, *times = NULL, *gathered = NULL, mine[2];
     struct nt_stats *stats = NULL;
     int *peers = NULL, rc = 1, status;
+
+    if (bench_version(argc, argv))
+        return 0;
     uint64_t msgno = 0;
 
     int hint = nettest_rank_hint();

@@ -1,4 +1,6 @@
 /* threadtest.c: T threads per process, partners ping-ponging and streaming (seed 002). */
+#include "tool.h"
+#include "parse_size.h"
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -89,6 +91,8 @@ static void tt_usage(FILE *f)
             "                     per peer process (sets CSN_CONN_PER_TRANSPORT=1)\n"
             "  --json FILE        also write the results as JSON to FILE\n"
             "  --help             this text\n"
+            "  --version          the version\n"
+            BENCH_SIZE_RULES
             "Warm-up before each timed run: a tenth of the iterations, at most 100 round\n"
             "trips or 10 windows, and at most a quarter of --time.\n");
 }
@@ -108,19 +112,19 @@ static int tt_parse_u64(const char *s, unsigned long long max, int allow_suffix,
                         unsigned long long *out)
 {
     char *end;
+    if (allow_suffix) { /* the benchmarks' one size syntax (bench/common/parse_size.h) */
+        size_t sz;
+        if (bench_parse_size(s, max > SIZE_MAX ? SIZE_MAX : (size_t)max, &sz) != 0)
+            return -1;
+        *out = sz;
+        return 0;
+    }
     if (s == NULL || *s < '0' || *s > '9')
         return -1;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (errno != 0)
         return -1;
-    if (allow_suffix && (*end == 'K' || *end == 'k')) {
-        v = v > ULLONG_MAX >> 10 ? ULLONG_MAX : v << 10;
-        end++;
-    } else if (allow_suffix && (*end == 'M' || *end == 'm')) {
-        v = v > ULLONG_MAX >> 20 ? ULLONG_MAX : v << 20;
-        end++;
-    }
     if (*end != '\0' || v > max)
         return -1;
     *out = v;
@@ -558,6 +562,8 @@ static int tt_write_json(const char *path)
 int main(int argc, char **argv)
 {
     int rc = 0;
+    if (bench_version(argc, argv))
+        return 0;
     tt_parse_args(argc, argv);
     for (int i = 0; i < tt_o.nthreads; i++)
         if (tt_o.threads[i] > tt_tmax)
