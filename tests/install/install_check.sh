@@ -78,6 +78,8 @@ for prog in "$P"/bin/*; do
 done
 for prog in csnrun nettest pingpong logp pipeline threadtest; do
     [ -x "$P/bin/$prog" ] || fail "bin/$prog not installed"
+    v=$(clean timeout 20 "$P/bin/$prog" --version) || fail "$prog --version exited $?"
+    grep -q "[0-9]\.[0-9]" <<<"$v" || fail "$prog --version printed '$v'"
 done
 
 # Man pages: csn(3) with a page per call, and one per program; docs.
@@ -87,6 +89,10 @@ for page in man3/csn.3 man3/csn_open.3 man3/csn_test.3 man1/csnrun.1 man1/nettes
 done
 if command -v groff >/dev/null; then
     for f in "$P"/share/man/man*/*; do
+        if head -1 "$f" | grep -q '^\.so '; then # a page name of csn(3)
+            [ -f "$P/share/man/$(head -1 "$f" | cut -d' ' -f2)" ] || fail "$(basename "$f"): dangling .so"
+            continue
+        fi
         w=$(groff -man -Tutf8 -ww -z "$f" 2>&1 || true)
         [ -z "$w" ] || fail "$(basename "$f"): $w"
     done
