@@ -37,6 +37,8 @@ static const char usage_text[] =
     "                       variable of csnrun's environment is forwarded anyway\n"
     "  --tag-output         prefix each output line with [RANK]\n"
     "  --timeout SECONDS    stop the job after SECONDS; csnrun then exits with 124\n"
+    "  --agent-timeout SEC  a host whose agent has not answered SEC seconds after csnrun\n"
+    "                       reached for it (ssh) fails the job, named (default 20)\n"
     "  --bind-to core|none  core: each process runs on one CPU of its host only, local\n"
     "                       rank r on the (r mod n)-th of the n CPUs csnrun may use\n"
     "                       there (its forks and threads too); none (default): anywhere\n"
@@ -676,6 +678,10 @@ static int parse_command_line(struct job *job, struct pool *pool, int argc, char
             job->bind_core = strcmp(v, "core") == 0;
         } else if (m == 0 && (m = opt_is(argv, argc, &i, "--report-bindings", NULL)) > 0) {
             job->report_bindings = 1;
+        } else if (m == 0 && (m = opt_is(argv, argc, &i, "--agent-timeout", &v)) > 0) {
+            job->agent_timeout_s = parse_count(v, 100000000);
+            if (job->agent_timeout_s < 0)
+                return usage_error("--agent-timeout needs a number of seconds from 1, not '%s'", v);
         } else if (m == 0 && (m = opt_is(argv, argc, &i, "--timeout", &v)) > 0) {
             job->timeout_s = parse_count(v, 100000000);
             if (job->timeout_s < 0)
