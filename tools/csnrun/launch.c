@@ -550,7 +550,7 @@ static int launch_active(const struct launch *L)
  * for a password, ...) fails the job with a line naming it. */
 static void launch_agents_silent(struct launch *L)
 {
-    int i;
+    int i, silent = 0;
 
     L->agent_deadline = 0;
     for (i = 0; i < L->nagents; i++) {
@@ -558,6 +558,7 @@ static void launch_agents_silent(struct launch *L)
 
         if (a->up || a->eof)
             continue;
+        silent = 1;
         if (!L->stopping && L->exit_code < 0) {
             fprintf(stderr, "csnrun: no answer from the agent on host %s within %ld s (can "
                             "'%s' reach it?); stopping the job\n",
@@ -568,7 +569,8 @@ static void launch_agents_silent(struct launch *L)
         if (a->pid > 0)
             kill(a->pid, SIGTERM);
     }
-    launch_stop(L);
+    if (silent)
+        launch_stop(L);
 }
 
 /* ---- the event loop ---- */
