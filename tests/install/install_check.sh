@@ -44,6 +44,15 @@ if [ -z "$san" ]; then
     expect 2 "$tmp/out" "pkg-config static"
 fi
 
+# A program written for the free CSN's API, unchanged, with pkg-config csn-meiko.
+clean cc "$src/tests/compat/rxhello.c" -o "$tmp/rxhello" $(clean pkg-config --cflags --libs "$P/lib/pkgconfig/csn-meiko.pc") ||
+    fail "rxhello does not build with pkg-config csn-meiko"
+clean cc "$src/tests/compat/txhello.c" -o "$tmp/txhello" $(clean pkg-config --cflags --libs "$P/lib/pkgconfig/csn-meiko.pc") ||
+    fail "txhello does not build with pkg-config csn-meiko"
+printf '1 %s\n1 %s\n' "$tmp/rxhello" "$tmp/txhello" >"$tmp/meiko.spec"
+clean "$P/bin/csnrun" "$tmp/meiko.spec" >"$tmp/out" || fail "the free CSN hello exited $?"
+grep -q "^sink answered 42$" "$tmp/out" || fail "the free CSN hello: $(cat "$tmp/out")"
+
 # libcsn.so depends on the C library alone (PMIx is a dlopened component).
 needed=$(readelf -d "$P/lib/libcsn.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
          grep -v -E '^(libc|libpthread)\.so' | grep -v -E '^lib(asan|tsan|ubsan|m|gcc_s)\.so' || true)
