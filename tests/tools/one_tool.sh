@@ -60,4 +60,11 @@ if [ -x "$(prog pingpong)-mpi" ]; then
     grep -q "mpirun -np 2 pingpong-mpi" "$T/err" || fail "pingpong-mpi under csnrun: $(cat "$T/err")"
     [ "$(grep -c 'needs exactly 2 ranks' "$T/err")" = 1 ] || fail "pingpong-mpi advice printed more than once"
 fi
-echo "one tool: help, version, sizes, json errors, threadtest bounds"
+# nettest: the seed's table, then per size the median of the repeats and their spread; the run's
+# date and commit beside the seed's first line (which carries the build date).
+run "$CSNRUN" -np 2 "$(prog nettest)" uK m1 M2 K2 R3 T20 Ptotal
+[ $RC -eq 0 ] || fail "nettest R3 exited $RC"
+grep -q "^	Median of the 3 repeats (min-max) in MB/sec$" "$T/out" || fail "nettest: no median block"
+[ "$(grep -c -E '^[0-9]+	[0-9.]+ \([0-9.]+-[0-9.]+\)' "$T/out")" = 2 ] || fail "nettest: median rows: $(cat "$T/out")"
+grep -q "^	Run 20[0-9-]*T[0-9:]*Z, build of .* of commit " "$T/out" || fail "nettest: no run date and commit"
+echo "one tool: help, version, sizes, json errors, threadtest bounds, nettest medians"
