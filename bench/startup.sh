@@ -3,24 +3,28 @@
 # nettest (Star and Ring of 1 KiB, one iteration) for N = 2, 16, 64, 256, 1024, oversubscribed
 # on purpose, and the time per rank.
 #
-# usage: bench/startup.sh BUILD_DIR [ROUNDS] [N...]
-#   ROUNDS (default 3): runs per cell; the table gives the median and the range.
-#   N: the job sizes (default 2 16 64 256 1024).
+# usage: bench/startup.sh [--build DIR] [--rounds N] [--] [SIZE...]
+#   --build DIR (default: $BUILD, else ./build); --rounds N (default 3): runs per cell, the
+#   table gives the median and the range; SIZE: the job sizes (default 2 16 64 256 1024).
 # Runs under flock /tmp/csn-bench.lock (one benchmark at a time on this machine). Prints a
 # Markdown table (for BENCHMARKS.md) after the machine's load average at the start.
 set -u
-usage() { sed -n '4,9p' "$0" | sed 's/^# \{0,1\}//'; }
-case "${1:-}" in
--h | --help) usage; exit 0 ;;
-"") echo "startup.sh: missing BUILD_DIR (usage: bench/startup.sh BUILD_DIR [ROUNDS] [N...])" >&2; exit 2 ;;
-esac
-B=$(cd "$1" 2>/dev/null && pwd) || { echo "startup.sh: no such build directory: $1" >&2; exit 2; }
-shift
-ROUNDS=${1:-3}
+usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
+build=${BUILD:-build} ROUNDS=3
+while [ $# -gt 0 ]; do
+    case $1 in
+    -h | --help) usage; exit 0 ;;
+    --build) build=${2:?--build needs a directory}; shift 2 ;;
+    --rounds) ROUNDS=${2:?--rounds needs a number}; shift 2 ;;
+    --) shift; break ;;
+    -*) echo "startup.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) break ;;
+    esac
+done
+B=$(cd "$build" 2>/dev/null && pwd) || { echo "startup.sh: no such build directory: $build" >&2; exit 2; }
 case "$ROUNDS" in
-'' | *[!0-9]* | 0) echo "startup.sh: ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2 ;;
+'' | *[!0-9]* | 0) echo "startup.sh: --rounds must be a positive integer, not '$ROUNDS'" >&2; exit 2 ;;
 esac
-shift $(($# > 0 ? 1 : 0))
 SIZES=${*:-2 16 64 256 1024}
 for n in $SIZES; do
     case "$n" in '' | *[!0-9]* | 0 | 1) echo "startup.sh: bad job size '$n' (2 or more)" >&2; exit 2 ;; esac
@@ -49,7 +53,7 @@ stats() { # median min max of the numbers given ("fail" if any failed)
 
 exec 9>/tmp/csn-bench.lock
 flock 9
-echo "# bench/startup.sh $B $ROUNDS $SIZES"
+echo "# bench/startup.sh --build $B --rounds $ROUNDS $SIZES"
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) CPUs, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| N | hello: wall s (median, range) | per rank ms | tiny nettest: wall s (median, range) | per rank ms |"
