@@ -45,9 +45,9 @@ if [ -z "$san" ]; then
 fi
 
 # A program written for the free CSN's API, unchanged, with pkg-config csn-meiko.
-clean cc "$src/tests/compat/rxhello.c" -o "$tmp/rxhello" $(clean pkg-config --cflags --libs "$P/lib/pkgconfig/csn-meiko.pc") ||
+clean cc $flags "$src/tests/compat/rxhello.c" -o "$tmp/rxhello" $(clean pkg-config --cflags --libs "$P/lib/pkgconfig/csn-meiko.pc") ||
     fail "rxhello does not build with pkg-config csn-meiko"
-clean cc "$src/tests/compat/txhello.c" -o "$tmp/txhello" $(clean pkg-config --cflags --libs "$P/lib/pkgconfig/csn-meiko.pc") ||
+clean cc $flags "$src/tests/compat/txhello.c" -o "$tmp/txhello" $(clean pkg-config --cflags --libs "$P/lib/pkgconfig/csn-meiko.pc") ||
     fail "txhello does not build with pkg-config csn-meiko"
 printf '1 %s\n1 %s\n' "$tmp/rxhello" "$tmp/txhello" >"$tmp/meiko.spec"
 clean "$P/bin/csnrun" "$tmp/meiko.spec" >"$tmp/out" || fail "the free CSN hello exited $?"
