@@ -4,14 +4,14 @@ set -eu
 
 usage() {
     cat <<'EOF'
-usage: bench/nettest-vs-mpi.sh [-b BUILD] [-n NP] [-r ROUNDS] [NETTEST PARAMETERS...]
+usage: bench/nettest-vs-mpi.sh [--build DIR] [--np NP] [--rounds N] [--] [NETTEST PARAMETERS...]
 Runs `csnrun -np NP nettest PARAMS` and `mpirun -np NP nettest-mpi PARAMS` alternately
 (the order flips every round), ROUNDS times each, and prints for every size and test the
 median over rounds and repeats of both, their ratio csn/MPI, and per column the median over
 rounds of the ratio of the two runs' best values (the seed's "best throughput").
-  -b BUILD   build directory (default: $BUILD, else ./build)
-  -n NP      number of processes (default 4)
-  -r ROUNDS  rounds (default 5)
+  --build DIR   build directory (default: $BUILD, else ./build); also -b
+  --np NP       number of processes (default 4); also -n
+  --rounds N    rounds (default 5); also -r
   PARAMS     nettest parameters (default: uK m1 M16 K2 R2 T1000 Ptotal)
 Environment: MPIRUN (default mpirun.openmpi, else mpirun), KEEP=1 keeps the raw outputs.
 EOF
@@ -22,9 +22,10 @@ np=4
 rounds=5
 while [ $# -gt 0 ]; do
     case $1 in
-    -b) build=$2; shift 2 ;;
-    -n) np=$2; shift 2 ;;
-    -r) rounds=$2; shift 2 ;;
+    -b | --build) build=${2:?$1 needs a directory}; shift 2 ;;
+    -n | --np) np=${2:?$1 needs a number}; shift 2 ;;
+    -r | --rounds) rounds=${2:?$1 needs a number}; shift 2 ;;
+    --) shift; break ;;
     -h | --help) usage; exit 0 ;;
     -*) echo "nettest-vs-mpi.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) break ;;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # shm-vs-mpi.sh: csn against Open MPI on this host: pingpong rounds, memcpy reference, two ranks on one core, nettest on 2 cores.
 #
-# usage: bench/shm-vs-mpi.sh BUILD_DIR [ROUNDS]
+# usage: bench/shm-vs-mpi.sh [--build DIR] [--rounds N]   (or: BUILD_DIR [ROUNDS])
 #   ROUNDS (default 5): rounds of  csnrun -np 2 pingpong / mpirun -np 2 pingpong-mpi / memcpy-bench,
 #   run alternately so that slow drifts of the machine hit all three alike. Per size, the
 #   figures are medians over the rounds of each round's median, and the ratios medians over
@@ -15,12 +15,19 @@ set -u
 usage() {
     sed -n '4,12p' "$0" | sed 's/^# \{0,1\}//'
 }
-case "${1:-}" in
--h | --help) usage; exit 0 ;;
-"") echo "shm-vs-mpi.sh: missing BUILD_DIR (usage: bench/shm-vs-mpi.sh BUILD_DIR [ROUNDS])" >&2; exit 2 ;;
-esac
-B=$(cd "$1" 2>/dev/null && pwd) || { echo "shm-vs-mpi.sh: no such build directory: $1" >&2; exit 2; }
-ROUNDS=${2:-5}
+# The options of the other comparison scripts (--build, --rounds); the positional form stays.
+build=${BUILD:-build} ROUNDS=5 npos=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    -h | --help) usage; exit 0 ;;
+    --build) build=${2:?--build needs a directory}; shift 2 ;;
+    --rounds) ROUNDS=${2:?--rounds needs a number}; shift 2 ;;
+    -*) echo "shm-vs-mpi.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) [ $npos = 0 ] && build=$1 || ROUNDS=$1; npos=$((npos + 1)); shift ;;
+    esac
+done
+[ $npos -le 2 ] || { echo "shm-vs-mpi.sh: too many arguments (see --help)" >&2; exit 2; }
+B=$(cd "$build" 2>/dev/null && pwd) || { echo "shm-vs-mpi.sh: no such build directory: $build" >&2; exit 2; }
 case "$ROUNDS" in
 '' | *[!0-9]* | 0) echo "shm-vs-mpi.sh: ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2 ;;
 esac

@@ -66,6 +66,12 @@ CSN_API csn_netid csn_netid_of(const csn_transport *t); /* the netid of one's ow
 CSN_API int csn_netid_rank(csn_netid id);               /* rank of the process owning id, or -1 */
 CSN_API const char *csn_transport_name(void); /* intra-host transport in use: "unix", "tcp", ... */
 CSN_API const char *csn_version(void);
+/* The netid of rank's first transport (the first csn_open of that process), computed without
+ * a lookup: SPMD programs get every rank's address from this instead of one name lookup per
+ * rank. A message to a transport that does not exist yet is dropped, so use it once the
+ * transport surely exists, e.g. after csn_job_barrier (each rank passing its first transport).
+ * CSN_NULL_NETID when rank is not in 0..csn_job_size()-1. */
+CSN_API csn_netid csn_job_netid(int rank);
 
 #ifdef __cplusplus
 }

@@ -48,7 +48,6 @@ static void comm_check(csn_status s, const char *what)
 
 int comm_init(int *argc, char ***argv)
 {
-    char name[64];
     const char *tmo = getenv("BENCH_COMM_TIMEOUT");
     (void)argc;
     (void)argv;
@@ -66,34 +65,34 @@ int comm_init(int *argc, char ***argv)
         fprintf(stderr, "RANK %d: out of memory\n", comm_me);
         goto fail;
     }
-    snprintf(name, sizeof name, "csn.rank.%d", comm_me);
-    s = csn_register_name(comm_t, name);
-    if (s != CSN_OK) {
-        fprintf(stderr, "RANK %d: csn_register_name %s: %s\n", comm_me, name, csn_status_string(s));
+    /* Every rank's address without a lookup per rank: this is each process's first
+     * transport, so its netid is csn_job_netid(rank); after one barrier all of them exist. */
+    if (csn_netid_of(comm_t) != csn_job_netid(comm_me)) {
+        fprintf(stderr, "RANK %d: the benchmark's transport is not the process's first\n",
+                comm_me);
         goto fail;
     }
-    for (int r = 0; r < comm_np; r++) {
-        snprintf(name, sizeof name, "csn.rank.%d", r);
-        s = csn_lookup_name(&comm_ids[r], name);
-        if (s != CSN_OK) {
-            fprintf(stderr, "RANK %d: csn_lookup_name %s: %s\n", comm_me, name,
-                    csn_status_string(s));
-            goto fail;
-        }
-    }
-    /* Make every connection now (an empty message each way), so that no benchmark times
-     * a connection set-up in its first iteration. */
+    if (comm_np > 1 && (s = csn_job_barrier(comm_t)) != CSN_OK)
+        goto fail_status;
     for (int r = 0; r < comm_np; r++)
+        comm_ids[r] = csn_job_netid(r);
+    /* Make every connection now (an empty message each way), so that no benchmark times
+     * a connection set-up in its first iteration; in jobs of more than BENCH_PRECONNECT
+     * ranks (default 64) connections are made lazily, at the first message of each pair
+     * (all pairs of 1000 ranks would be a million connections). */
+    const char *pc = getenv("BENCH_PRECONNECT");
+    int prec = comm_np <= (pc != NULL && *pc != '\0' ? atoi(pc) : 64);
+    for (int r = 0; prec && r < comm_np; r++)
         if (r != comm_me && (s = csn_tx_nb(comm_t, comm_ids[r], NULL, 0)) != CSN_OK)
             goto fail_status;
-    for (int r = 0; r < comm_np; r++) {
+    for (int r = 0; prec && r < comm_np; r++) {
         csn_netid from = comm_ids[r];
         size_t got;
         char none;
         if (r != comm_me && (s = csn_rx(comm_t, &from, &none, 0, &got)) != CSN_OK)
             goto fail_status;
     }
-    for (int r = 1; r < comm_np; r++) {
+    for (int r = 1; prec && r < comm_np; r++) {
         csn_netid id;
         void *buf;
         csn_status op;

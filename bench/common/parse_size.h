@@ -8,6 +8,11 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+/* The rule, for every benchmark's --help (and docs/tools.md). */
+#define BENCH_SIZE_RULES                                                                         \
+    "SIZE: bytes, or a number with K, M or G, always binary: 4K = 4Ki = 4KiB = 4KB = 4096,\n"     \
+    "  1M = 1Mi = 1MiB = 1MB = 2^20, 1G = 2^30. Rates printed in MB/s are decimal (10^6 B/s).\n"
+
 /* Decimal digits, an optional multiplier K, M or G (powers of 1024, either case), an optional
  * "i" after it and an optional "B"/"b". 0 and *out set, or -1 (malformed, or above max). */
 static inline int bench_parse_size(const char *s, size_t max, size_t *out)

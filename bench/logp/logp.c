@@ -1,5 +1,7 @@
 /* logp.c: the LogP/LogGP parameter benchmark (o_s, o_r, L, g, G per message size between two
  * ranks), o_r by seed 003's polling method. */
+#include "tool.h"
+#include "parse_size.h"
 #include "comm.h"
 #include "logp_report.h"
 #include "logp_stats.h"
@@ -28,6 +30,7 @@ typedef struct logp_opts {
     double cap; /* seconds per measurement */
     double rel; /* stop when the 95% CI is within rel of the median */
     const char *json;
+    int lenient; /* failed checks do not change the exit status */
 } logp_opts;
 
 typedef struct logp_samples {
@@ -64,7 +67,10 @@ static const char logp_help[] =
     "                       lies within PCT percent of the median, or within half the cost of\n"
     "                       a clock read (default 3)\n"
     "  -j, --json FILE      also write every figure (with intervals and sample counts) as JSON\n"
+    "  --lenient            exit 0 even when a check fails (see below)\n"
     "  -h, --help           this text\n"
+    "  --version            the version\n"
+    BENCH_SIZE_RULES
     "\n"
     "Every timing is a sample of a repeated measurement; a measurement stops when its median is\n"
     "known to the precision above (distribution-free 95% interval from order statistics) or at\n"
@@ -101,7 +107,11 @@ static const char logp_help[] =
     "the lower piece, G the slope of the upper piece refitted without weights (so that the\n"
     "largest sizes set it: smaller ones run from cache). L = rtt/2 - o_s - o_r, per size.\n"
     "Known-answer checks printed at the end: 1/G against the ping-pong bandwidth of the\n"
-    "largest size (size / (rtt/2)), and L + o_s + o_r against the half round trip.\n";
+    "largest size (size / (rtt/2)), and L + o_s + o_r against the half round trip.\n"
+    "\n"
+    "Exit status: 0; 3 when a check failed (1/G more than 15% from the ping-pong bandwidth, or\n"
+    "L < 0 at the smallest size: a line starting '# FAILED' says which) unless --lenient;\n"
+    "2 for a bad command line; 1 when the run failed.\n";
 
 static int logp_env_rank0(void)
 {
@@ -123,6 +133,7 @@ static int logp_parse_args(int argc, char **argv, logp_opts *o)
                                              {"precision", required_argument, NULL, 'p'},
                                              {"json", required_argument, NULL, 'j'},
                                              {"help", no_argument, NULL, 'h'},
+                                             {"lenient", no_argument, NULL, 'L'},
                                              {NULL, 0, NULL, 0}};
     const char *sizes = "0:1M";
     int speak = logp_env_rank0();
@@ -152,6 +163,9 @@ static int logp_parse_args(int argc, char **argv, logp_opts *o)
             break;
         case 'j':
             o->json = optarg;
+            break;
+        case 'L':
+            o->lenient = 1;
             break;
         case 'h':
             if (speak)
@@ -525,6 +539,8 @@ static void logp_run_size(logp_ctx *c, const logp_opts *o, logp_samples *smp, lo
 int main(int argc, char **argv)
 {
     logp_opts o = {0};
+    if (bench_version(argc, argv))
+        return 0;
     int rv = logp_parse_args(argc, argv, &o);
     if (rv != 0)
         return rv == 1 ? 0 : 2;
@@ -608,9 +624,14 @@ int main(int argc, char **argv)
     if (rank == 0) {
         logp_loggp fit;
         logp_loggp_derive(rows, o.nsizes, &fit);
-        logp_report_summary(stdout, &meta, rows, o.nsizes, &fit);
+        int failed = logp_report_summary(stdout, &meta, rows, o.nsizes, &fit);
         if (json && logp_report_json(json, o.json, &meta, rows, o.nsizes, &fit) != 0)
             rv = 1;
+        else if (failed > 0 && !o.lenient) {
+            fprintf(stderr, "logp: %d check%s failed (lines '# FAILED' above); exit status 3 "
+                            "(--lenient: 0)\n", failed, failed > 1 ? "s" : "");
+            rv = 3;
+        }
     }
     comm_bcast_int(&rv, 1);
     free(smp.v);

@@ -21,7 +21,8 @@ void logp_report_header(FILE *out, const logp_meta *m)
     fprintf(out, "# o_s: parametrised round trip; o_r: seed-003 polling method; :dir direct, "
                  ":prtt parametrised round trip; acc%%: o_r runs accepted by the filter\n");
     fprintf(out, "# flags: S o_s estimates >2x apart, R o_r estimates >2x apart, f seed o_r "
-                 "undetected (direct used), c time cap reached\n");
+                 "undetected (direct used), c time cap reached, N L < 0 (o_s + o_r exceed "
+                 "rtt/2: the overheads are overestimated at this size)\n");
     fprintf(out, "%8s %9s %9s %9s %9s %9s %9s %5s %9s %9s  %s\n", "size", "rtt/2", "o_s", "o_s:dir",
             "o_r", "o_r:dir", "o_r:prtt", "acc%", "g", "L", "flags");
     fflush(out);
@@ -40,6 +41,8 @@ void logp_report_row(FILE *out, const logp_row *r)
         flags[nf++] = 'f';
     if (r->capped)
         flags[nf++] = 'c';
+    if (r->L.v < 0)
+        flags[nf++] = 'N';
     flags[nf] = '\0';
     double acc = r->or_candidates ? 100.0 * (double)r->or_accepted / (double)r->or_candidates : 0;
     fprintf(out, "%8s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %5.0f %9.3f %9.3f  %s\n", size,
@@ -49,10 +52,12 @@ void logp_report_row(FILE *out, const logp_row *r)
     fflush(out);
 }
 
-void logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, size_t n,
-                         const logp_loggp *f)
+int logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, size_t n,
+                        const logp_loggp *f)
 {
     char small[32], large[32];
+    int failed = 0;
+    size_t negative = 0;
     const logp_row *s = &rows[f->small];
     logp_format_size(s->size, small, sizeof small);
     logp_format_size(rows[f->large].size, large, sizeof large);
@@ -78,11 +83,15 @@ void logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, si
                 f->g0 * US, f->G * 1e9, f->high.se_b * 1e9, f->bw_G / 1e9);
     else
         fprintf(out, "# fit of g against size: needs two sizes with a positive gap\n");
-    if (isfinite(f->bw_pingpong) && isfinite(f->bw_G))
+    if (isfinite(f->bw_pingpong) && isfinite(f->bw_G)) {
+        int ok = f->bw_diff <= LOGP_KNOWN_ANSWER;
         fprintf(out,
-                "# check: 1/G = %.2f GB/s vs ping-pong bandwidth at %s B (size / (rtt/2)) = "
-                "%.2f GB/s: %.0f%% apart (known answer: within 15%%)\n",
-                f->bw_G / 1e9, large, f->bw_pingpong / 1e9, f->bw_diff * 100);
+                "# %s: 1/G = %.2f GB/s vs ping-pong bandwidth at %s B (size / (rtt/2)) = "
+                "%.2f GB/s: %.0f%% apart (known answer: within %.0f%%)\n",
+                ok ? "check passed" : "FAILED check", f->bw_G / 1e9, large, f->bw_pingpong / 1e9,
+                f->bw_diff * 100, LOGP_KNOWN_ANSWER * 100);
+        failed += !ok;
+    }
     fprintf(out,
             "# check: L + o_s + o_r = %.3f us = half round trip at %s B (%.3f us); compare with "
             "pingpong's small-message latency (known answer: within 15%%)\n",
@@ -103,8 +112,20 @@ void logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, si
                     sz, r->or_seed_valid ? r->or_seed.median * US : NAN, r->or_direct.median * US,
                     r->or_prtt.v * US);
     }
+    for (size_t i = 0; i < n; i++)
+        negative += rows[i].L.v < 0;
+    if (negative > 0)
+        fprintf(out, "# L < 0 at %zu of %zu sizes (flag N): o_s + o_r exceed the half round trip "
+                     "there, so the overheads are overestimated\n",
+                negative, n);
+    if (s->L.v < 0) {
+        fprintf(out, "# FAILED check: L = %.3f us < 0 at %s B, the size of the LogGP figures\n",
+                s->L.v * US, small);
+        failed++;
+    }
     fprintf(out, "# %zu sizes in %.1f s\n", n, m->elapsed);
     fflush(out);
+    return failed;
 }
 
 /* JSON numbers: NaN and infinities become null. */

@@ -18,8 +18,12 @@ typedef struct logp_meta {
 
 void logp_report_header(FILE *out, const logp_meta *m);
 void logp_report_row(FILE *out, const logp_row *r);
-void logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, size_t n,
-                         const logp_loggp *f);
+/* Returns the number of failed checks (said on lines starting "# FAILED"): the known answer
+ * 1/G against the ping-pong bandwidth (more than LOGP_KNOWN_ANSWER apart), and L < 0 at the
+ * smallest size (the LogGP figures' own size). */
+#define LOGP_KNOWN_ANSWER 0.15
+int logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, size_t n,
+                        const logp_loggp *f);
 /* Writes to o (opened before measuring, so that a bad path fails at once) and closes it.
  * Returns 0, or -1 after one line on stderr naming path. */
 int logp_report_json(FILE *o, const char *path, const logp_meta *m, const logp_row *rows, size_t n,

@@ -1,4 +1,6 @@
 /* nettest.c: NETTEST (seed 001): parameters, setup checks, test loop, table, best values. */
+#include "bench_commit.h"
+#include "tool.h"
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -18,12 +20,21 @@
 #define HOST_EACH 256
 
 /* Everything rank 0 prints and writes. */
+/* Every table value, for the medians and spreads after the seed's table. */
+struct nettest_cell {
+    size_t len;
+    int test;
+    double v;
+};
+
 struct nettest_out {
     FILE *out, *csv, *json;
     int progress; /* stderr is a terminal: show a progress line */
     double best[NT_NTESTS];
     int have[NT_NTESTS];
     int first_json;
+    struct nettest_cell *cells;
+    size_t ncells, capcells;
 };
 
 /* The rank before the comm layer starts, from the launchers' environment, so that only one
@@ -96,7 +107,7 @@ static int nettest_check_memory(const char *hosts, const double *mem, int np, ui
 }
 
 static void nettest_header(FILE *f, const struct nt_params *p, int np, const char *hosts,
-                           const char *date)
+                           const char *date, const char *when)
 {
     static const char *const mode[] = {"R(avg): average per logical link",
                                        "R(total): the whole network",
@@ -121,6 +132,8 @@ static void nettest_header(FILE *f, const struct nt_params *p, int np, const cha
         fprintf(f, " %s", hosts + (size_t)r * HOST_EACH);
     fprintf(f, "\n\tLibrary: %s, transport %s; payload check %s\n", comm_library(),
             comm_transport(), p->check ? "on (every byte of every message)" : "off (--no-check)");
+    fprintf(f, "\tRun %s, build of %s of commit %s (the first line's date is the build's)\n", when,
+            date, BENCH_COMMIT);
     fprintf(f, "\n\tNetwork throughput values in MB/sec (1 MB = 10^6 bytes), %s\n", mode[p->print]);
     fprintf(f, "Size,%c", p->unit);
     for (int t = 0; t < NT_NTESTS; t++)
@@ -179,6 +192,58 @@ static void nettest_run_one(struct nt_ctx *c, enum nt_test t, const struct nt_pa
     nt_stats_of(times, (size_t)p->iterations, st);
 }
 
+static int nettest_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* After the seed's table and best values: per size and test, the median of the repeats and
+ * their spread (min-max), so that repeats that differ are seen as such. */
+static void nettest_medians(FILE *f, const struct nettest_out *o, const struct nt_params *p)
+{
+    double *v = malloc((o->ncells ? o->ncells : 1) * sizeof *v);
+    char a[32], b[32], c[32], sz[32];
+
+    if (v == NULL || p->repeats < 2) {
+        free(v);
+        return;
+    }
+    fprintf(f, "\n\tMedian of the %llu repeats (min-max) in MB/sec\n",
+            (unsigned long long)p->repeats);
+    fprintf(f, "Median,%c", p->unit);
+    for (int t = 0; t < NT_NTESTS; t++)
+        fprintf(f, "\t%s", nt_test_names[t]);
+    fputc('\n', f);
+    for (size_t i = 0; i < o->ncells; i++) {
+        size_t len = o->cells[i].len;
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = o->cells[k].len == len;
+        if (seen)
+            continue; /* one line per size, in the table's order */
+        nt_format_size(sz, sizeof sz, len, p->unit_bytes);
+        fputs(sz, f);
+        for (int t = 0; t < NT_NTESTS; t++) {
+            size_t n = 0;
+            for (size_t k = 0; k < o->ncells; k++)
+                if (o->cells[k].len == len && o->cells[k].test == t)
+                    v[n++] = o->cells[k].v;
+            if (n == 0) {
+                fputs("\t-", f);
+                continue;
+            }
+            qsort(v, n, sizeof *v, nettest_cmp_double);
+            nt_format_rate(a, sizeof a, n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+            nt_format_rate(b, sizeof b, v[0]);
+            nt_format_rate(c, sizeof c, v[n - 1]);
+            fprintf(f, "\t%s (%s-%s)", a, b, c);
+        }
+        fputc('\n', f);
+    }
+    free(v);
+}
+
 static void nettest_best(FILE *f, const struct nettest_out *o)
 {
     char v[32];
@@ -214,6 +279,9 @@ int main(int argc, char **argv)
     double *mem = NULL, *times = NULL, *gathered = NULL, mine[2];
     struct nt_stats *stats = NULL;
     int *peers = NULL, rc = 1, status;
+
+    if (bench_version(argc, argv))
+        return 0;
     uint64_t msgno = 0;
 
     int hint = nettest_rank_hint();
@@ -340,7 +408,7 @@ int main(int argc, char **argv)
         out = o.out != NULL ? o.out : stdout;
         o.progress = isatty(STDERR_FILENO);
         o.first_json = 1;
-        nettest_header(out, &p, c.np, hosts, date);
+        nettest_header(out, &p, c.np, hosts, date, when);
         if (o.csv != NULL)
             nt_csv_begin(o.csv, &prov);
         if (o.json != NULL)
@@ -381,6 +449,15 @@ int main(int argc, char **argv)
                 ran[t] = 1;
                 if (!o.have[t] || row[t] > o.best[t])
                     o.best[t] = row[t];
+                if (o.ncells == o.capcells) {
+                    size_t cap = o.capcells ? 2 * o.capcells : 64;
+                    struct nettest_cell *nc = realloc(o.cells, cap * sizeof *nc);
+                    if (nc == NULL)
+                        comm_abort(1, "out of memory");
+                    o.cells = nc;
+                    o.capcells = cap;
+                }
+                o.cells[o.ncells++] = (struct nettest_cell){c.len, t, row[t]};
                 o.have[t] = 1;
                 struct nt_result res = {rep, c.len, t, c.np, tglobal, stats};
                 if (o.csv != NULL)
@@ -417,6 +494,7 @@ int main(int argc, char **argv)
             *q = (char)toupper((unsigned char)*q);
         fprintf(out, "\n%s Network Test complete in %.2f sec\n", up, total);
         nettest_best(out, &o);
+        nettest_medians(out, &o, &p);
         fflush(out);
         if (o.json != NULL)
             nt_json_end(o.json, o.best, o.have, total);
@@ -447,6 +525,7 @@ out:
     free(c.nb);
     free(peers);
     free(times);
+    free(o.cells);
     free(stats);
     free(gathered);
     free(hosts);

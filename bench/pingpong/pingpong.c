@@ -1,4 +1,7 @@
 /* pingpong.c: two-rank latency, windowed and bidirectional bandwidth over the bench comm layer. */
+#include "tool.h"
+#include <errno.h>
+#include "parse_size.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +24,9 @@ static const char pingpong_usage[] =
     "median and max. MB/s means 1e6 bytes per second.\n"
     "Options:\n" PP_COMMON_HELP "  --test LIST        any of lat,bw,bibw (default all three)\n"
     "  --no-check         do not fill and check the payload\n"
-    "  --help             this text\n";
+    "  --help             this text\n"
+    "  --version          the version\n"
+    BENCH_SIZE_RULES;
 
 struct pingpong_opts {
     struct pp_common c;
@@ -374,7 +379,12 @@ static int pingpong_write_json(FILE *f, const struct pingpong_opts *o, const cha
 int main(int argc, char **argv)
 {
     struct pingpong_opts o;
+    int quiet[2];
+    if (bench_version(argc, argv))
+        return 0;
+    bench_quiet_begin(quiet); /* --help and usage errors from rank 0 only */
     int rc = pingpong_parse(argc, argv, &o);
+    bench_quiet_end(quiet, rc);
     if (rc != 0)
         return rc == 1 ? 0 : 2;
     if (comm_init(&argc, &argv) != 0)
@@ -386,9 +396,10 @@ int main(int argc, char **argv)
     FILE *json = NULL;
     rc = 0;
     if (comm_size() != 2) {
-        if (comm_rank() == 0)
-            fprintf(stderr, "pingpong: needs exactly 2 ranks, got %d (csnrun -np 2 pingpong)\n",
-                    comm_size());
+        if (comm_rank() == 0 && bench_env_rank() <= 0)
+            fprintf(stderr, "%s: needs exactly 2 ranks, got %d (%s -np 2 %s)\n",
+                    bench_prog(argv[0]), comm_size(), bench_launcher(bench_prog(argv[0])),
+                    bench_prog(argv[0]));
         rc = 2;
         goto out;
     }
@@ -400,7 +411,8 @@ int main(int argc, char **argv)
     if (c.rank == 0 && o.c.json != NULL) {
         json = fopen(o.c.json, "w");
         if (json == NULL) {
-            perror(o.c.json);
+            fprintf(stderr, "%s: cannot write --json file '%s': %s\n", bench_prog(argv[0]),
+                    o.c.json, strerror(errno));
             ok = 0;
         }
     }

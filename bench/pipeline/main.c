@@ -1,4 +1,5 @@
 /* main.c: the node process (one csn rank): sets up, starts the phases, times the run, reports. */
+#include "tool.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -213,6 +214,9 @@ int main(int argc, char **argv)
     csn_netid *peers = NULL;
     struct pl_result *res = NULL;
     int rc = 1;
+
+    if (bench_version(argc, argv))
+        return 0;
 
     int pr = pl_parse(argc, argv, &o, pl_env_rank() == 0);
     if (pr)

@@ -1,4 +1,5 @@
 /* options.c: command line of pipeline (parsing, --help text with the exact data permutation). */
+#include "parse_size.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -68,6 +69,8 @@ void pl_usage(FILE *f)
         "                   itself (SIGKILL) after sending N blocks (with --threads this\n"
         "                   kills the whole node process)\n"
         "  --help           this text\n"
+        "  --version        the version\n"
+        BENCH_SIZE_RULES
         "\n"
         "Files and the permutation. Let B = bufsize, S = NBUF*NNODE*B (bytes per node).\n"
         "Node A's data is slice A of FILE: bytes [A*S, (A+1)*S); the source file must hold\n"
@@ -108,11 +111,19 @@ static int pl_bad(int talk, const char *fmt, ...)
     return 2;
 }
 
-/* Unsigned decimal with an optional K/M/G (1024-based) suffix when `suffix`. */
+/* Unsigned decimal; with `suffix`, a size in the benchmarks' one syntax (bench_parse_size:
+ * K, Ki, KiB, KB = 1024, M = 2^20, G = 2^30). */
 static int pl_parse_u64(const char *s, int suffix, uint64_t *out)
 {
     char *end;
     uint64_t mul = 1;
+    if (suffix) {
+        size_t v;
+        if (bench_parse_size(s, SIZE_MAX, &v) != 0)
+            return -1;
+        *out = v;
+        return 0;
+    }
     if (!s || *s < '0' || *s > '9')
         return -1;
     errno = 0;

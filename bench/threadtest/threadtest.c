@@ -1,4 +1,6 @@
 /* threadtest.c: T threads per process, partners ping-ponging and streaming (seed 002). */
+#include "tool.h"
+#include "parse_size.h"
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -16,7 +18,9 @@
 #endif
 
 #define TT_MAX_LIST 32
-#define TT_MAX_THREADS 1024
+/* Each thread has its own endpoint and connection set-up; beyond this a run on a few CPUs
+ * spends minutes in set-up alone. */
+#define TT_MAX_THREADS 256
 #define TT_MAX_SIZE (16u << 20)
 #define TT_MAX_WINDOW 4096
 #define TT_ACK_LEN 4
@@ -77,7 +81,7 @@ static void tt_usage(FILE *f)
             "Each of T threads per process uses its own endpoint and exchanges messages with\n"
             "the thread of the same index in the other process: ping-pong (latency), then\n"
             "windowed streaming (aggregate message rate), for every T and message size.\n"
-            "  --threads LIST     thread counts, comma-separated (default 1,2,4,8,16)\n"
+            "  --threads LIST     thread counts 1..256, comma-separated (default 1,2,4,8,16)\n"
             "  --sizes LIST       message sizes in bytes, K/M suffixes (default 8,4096)\n"
             "  --window W         non-blocking messages per window (default 64)\n"
             "  --iters N          ping-pong round trips per thread, at most (default 1000000)\n"
@@ -89,6 +93,8 @@ static void tt_usage(FILE *f)
             "                     per peer process (sets CSN_CONN_PER_TRANSPORT=1)\n"
             "  --json FILE        also write the results as JSON to FILE\n"
             "  --help             this text\n"
+            "  --version          the version\n"
+            BENCH_SIZE_RULES
             "Warm-up before each timed run: a tenth of the iterations, at most 100 round\n"
             "trips or 10 windows, and at most a quarter of --time.\n");
 }
@@ -108,19 +114,19 @@ static int tt_parse_u64(const char *s, unsigned long long max, int allow_suffix,
                         unsigned long long *out)
 {
     char *end;
+    if (allow_suffix) { /* the benchmarks' one size syntax (bench/common/parse_size.h) */
+        size_t sz;
+        if (bench_parse_size(s, max > SIZE_MAX ? SIZE_MAX : (size_t)max, &sz) != 0)
+            return -1;
+        *out = sz;
+        return 0;
+    }
     if (s == NULL || *s < '0' || *s > '9')
         return -1;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (errno != 0)
         return -1;
-    if (allow_suffix && (*end == 'K' || *end == 'k')) {
-        v = v > ULLONG_MAX >> 10 ? ULLONG_MAX : v << 10;
-        end++;
-    } else if (allow_suffix && (*end == 'M' || *end == 'm')) {
-        v = v > ULLONG_MAX >> 20 ? ULLONG_MAX : v << 20;
-        end++;
-    }
     if (*end != '\0' || v > max)
         return -1;
     *out = v;
@@ -188,7 +194,7 @@ static void tt_parse_args(int argc, char **argv)
         } else if (strcmp(name, "--threads") == 0) {
             int n = tt_parse_list(val, 1, TT_MAX_THREADS, 0, vals);
             if (n < 0)
-                tt_bad("bad --threads list '%s' (thread counts 1..1024, comma-separated)", val);
+                tt_bad("bad --threads list '%s' (thread counts 1..256, comma-separated)", val);
             for (int k = 0; k < n; k++)
                 tt_o.threads[k] = (int)vals[k];
             tt_o.nthreads = n;
@@ -558,6 +564,8 @@ static int tt_write_json(const char *path)
 int main(int argc, char **argv)
 {
     int rc = 0;
+    if (bench_version(argc, argv))
+        return 0;
     tt_parse_args(argc, argv);
     for (int i = 0; i < tt_o.nthreads; i++)
         if (tt_o.threads[i] > tt_tmax)
@@ -576,6 +584,9 @@ int main(int argc, char **argv)
         tt_finalize();
         return 2;
     }
+    if (tt_rank() == 0 && tt_tmax > 32) /* the set-up takes a while: say what is going on */
+        fprintf(stderr, TT_PROG ": starting %d threads per process, each with its own endpoint\n",
+                tt_tmax);
     tt_w = calloc((size_t)tt_tmax, sizeof *tt_w);
     if (tt_w == NULL || pthread_barrier_init(&tt_bar, NULL, (unsigned)tt_tmax) != 0)
         tt_fail("cannot set up %d threads", tt_tmax);

@@ -1,9 +1,13 @@
 /* pmix.c: starting under a PMIx launcher: rank and size from PMIx, the job key and name service
- * from rank 0, endpoints by PMIx Put/Get. */
+ * from rank 0, endpoints by PMIx Put/Get. libpmix itself is reached only through the bootstrap
+ * component libcsn-pmix.so (pmix_module.c), loaded with dlopen when a launcher's variables are
+ * there: libcsn has no link-time dependency on PMIx. */
 #ifdef CSN_HAVE_PMIX
 #include "boot/pmix.h"
+#include "boot/pmix_module.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -11,7 +15,6 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <pmix.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,8 +35,10 @@
 
 #define PMIX_NS_MAXCONNS 1024
 #define PMIX_BOOT_KEY "boot" /* rank 0's "KEY|SFX|NS" (csn.boot in PMIx) */
+#define PMIX_MAX_KEY 511     /* PMIX_MAX_KEYLEN */
 
-static pmix_proc_t pmix_me;
+static const struct csni_pmix_module *pmix_mod; /* the loaded component */
+static struct csni_pmix_job pmix_job;
 static pid_t pmix_pid;  /* the process that booted; a forked child is not it */
 static int pmix_booted; /* csni_pmix_boot succeeded in pmix_pid */
 static int pmix_size;
@@ -52,57 +57,6 @@ static int pmix_timeout_s(uint64_t ms)
     return s == 0 ? 1 : s > INT_MAX ? INT_MAX : (int)s;
 }
 
-/* A PMIx_Get of key from who, waiting up to timeout_s seconds. */
-static pmix_status_t pmix_get(const pmix_proc_t *who, const char *key, int timeout_s,
-                              pmix_value_t **v)
-{
-    pmix_info_t info;
-    pmix_status_t rc;
-
-    PMIX_INFO_CONSTRUCT(&info);
-    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout_s, PMIX_INT);
-    rc = PMIx_Get(who, key, &info, 1, v);
-    PMIX_INFO_DESTRUCT(&info);
-    return rc;
-}
-
-/* An integer job attribute of any of the integer types PMIx servers use; -1 when absent. */
-static long pmix_get_long(const pmix_proc_t *who, const char *key)
-{
-    pmix_value_t *v = NULL;
-    long r = -1;
-
-    if (PMIx_Get(who, key, NULL, 0, &v) != PMIX_SUCCESS || v == NULL)
-        return -1;
-    switch (v->type) {
-    case PMIX_UINT32:
-        r = (long)v->data.uint32;
-        break;
-    case PMIX_UINT16:
-        r = (long)v->data.uint16;
-        break;
-    case PMIX_INT:
-        r = (long)v->data.integer;
-        break;
-    case PMIX_UINT:
-        r = (long)v->data.uint;
-        break;
-    case PMIX_INT32:
-        r = (long)v->data.int32;
-        break;
-    case PMIX_UINT64:
-        r = (long)v->data.uint64;
-        break;
-    case PMIX_PROC_RANK:
-        r = (long)v->data.rank;
-        break;
-    default:
-        break;
-    }
-    PMIX_VALUE_RELEASE(v);
-    return r;
-}
-
 static csn_status pmix_copy(char *dst, size_t cap, const char *src)
 {
     size_t n = strlen(src);
@@ -118,20 +72,14 @@ static csn_status pmix_copy(char *dst, size_t cap, const char *src)
 
 csn_status csni_pmix_put(const char *key, const char *value)
 {
-    char k[PMIX_MAX_KEYLEN + 1];
-    pmix_value_t v;
-    pmix_status_t rc;
+    char k[PMIX_MAX_KEY + 1], err[256] = "";
 
+    if (pmix_mod == NULL)
+        return CSN_SYSTEM_ERROR;
     if (snprintf(k, sizeof k, "csn.%s", key) >= (int)sizeof k)
         return CSN_INVALID_ARGUMENT;
-    PMIX_VALUE_CONSTRUCT(&v);
-    v.type = PMIX_STRING;
-    v.data.string = (char *)value; /* PMIx_Put copies it */
-    rc = PMIx_Put(PMIX_GLOBAL, k, &v);
-    if (rc == PMIX_SUCCESS)
-        rc = PMIx_Commit();
-    if (rc != PMIX_SUCCESS) {
-        fprintf(stderr, "csn: PMIx_Put of %s failed: %s\n", k, PMIx_Error_string(rc));
+    if (pmix_mod->put(k, value, err, sizeof err) != 0) {
+        fprintf(stderr, "csn: PMIx_Put of %s failed: %s\n", k, err);
         return CSN_SYSTEM_ERROR;
     }
     return CSN_OK;
@@ -147,19 +95,14 @@ static uint64_t pmix_now_ms(void)
 
 csn_status csni_pmix_get(int rank, const char *key, uint64_t timeout_ms, char *value, size_t cap)
 {
-    char k[PMIX_MAX_KEYLEN + 1];
-    pmix_proc_t who;
-    pmix_value_t *v = NULL;
-    pmix_status_t rc;
-    csn_status st;
+    char k[PMIX_MAX_KEY + 1];
     uint64_t deadline, now, pause = 1;
+    int r;
 
-    if (rank < 0 || rank >= pmix_size)
+    if (pmix_mod == NULL || rank < 0 || rank >= pmix_size)
         return CSN_NOT_FOUND;
     if (snprintf(k, sizeof k, "csn.%s", key) >= (int)sizeof k)
         return CSN_INVALID_ARGUMENT;
-    PMIX_PROC_CONSTRUCT(&who);
-    PMIX_LOAD_PROCID(&who, pmix_me.nspace, (pmix_rank_t)rank);
     if (timeout_ms > ((uint64_t)1 << 40))
         timeout_ms = (uint64_t)1 << 40;
     deadline = pmix_now_ms() + timeout_ms;
@@ -167,12 +110,12 @@ csn_status csni_pmix_get(int rank, const char *key, uint64_t timeout_ms, char *v
      * sometimes answers NOT-FOUND at once while rank is still starting: ask again. */
     for (;;) {
         now = pmix_now_ms();
-        rc = pmix_get(&who, k, pmix_timeout_s(deadline > now ? deadline - now : 0), &v);
-        if (rc == PMIX_SUCCESS && v != NULL)
-            break;
-        if (v != NULL)
-            PMIX_VALUE_RELEASE(v);
-        v = NULL;
+        r = pmix_mod->get(rank, k, pmix_timeout_s(deadline > now ? deadline - now : 0), value,
+                          cap);
+        if (r == 0)
+            return CSN_OK;
+        if (r == 2)
+            return CSN_OVERRUN;
         now = pmix_now_ms();
         if (now >= deadline)
             return CSN_NOT_FOUND;
@@ -182,10 +125,6 @@ csn_status csni_pmix_get(int rank, const char *key, uint64_t timeout_ms, char *v
             pause = deadline - now;
         nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = (long)pause * 1000000L}, NULL);
     }
-    st = v->type == PMIX_STRING && v->data.string != NULL ? pmix_copy(value, cap, v->data.string)
-                                                          : CSN_NOT_FOUND;
-    PMIX_VALUE_RELEASE(v);
-    return st;
 }
 
 /* ---- this host's address, for a job over several hosts ---- */
@@ -318,7 +257,7 @@ static void pmix_atexit(void)
         }
         closedir(d);
     }
-    PMIx_Finalize(NULL, 0);
+    pmix_mod->finalize();
 }
 
 /* A private job directory for this rank's Unix socket (ranks of a host need not share one:
@@ -343,7 +282,7 @@ static int pmix_jobdir(struct csni_boot *b)
 static void pmix_jobid(struct csni_boot *b, const char *sfx)
 {
     size_t i, n = 0;
-    const char *s = pmix_me.nspace;
+    const char *s = pmix_job.nspace;
 
     for (i = 0; s[i] != '\0' && n < 24; i++) {
         char c = s[i];
@@ -369,24 +308,85 @@ static int pmix_parse_boot(char *v, char **key, char **sfx, char **ns)
     return 0;
 }
 
-static csn_status pmix_boot_fail(const char *what, pmix_status_t rc)
+static csn_status pmix_boot_fail(const char *what)
 {
     if (what != NULL)
-        fprintf(stderr, "csn: PMIx: %s%s%s\n", what, rc != PMIX_SUCCESS ? ": " : "",
-                rc != PMIX_SUCCESS ? PMIx_Error_string(rc) : "");
-    PMIx_Finalize(NULL, 0);
+        fprintf(stderr, "csn: PMIx: %s\n", what);
+    pmix_mod->finalize();
     return CSN_SYSTEM_ERROR;
+}
+
+/* ---- the bootstrap component ---- */
+
+/* dir/rel/csn/libcsn-pmix.so, when it exists. */
+static int pmix_module_at(char *out, size_t cap, const char *dir, const char *rel)
+{
+    if ((size_t)snprintf(out, cap, "%s%s/csn/%s", dir, rel, CSNI_PMIX_MODULE_FILE) >= cap)
+        return 0;
+    return access(out, R_OK) == 0;
+}
+
+/* Finds and loads libcsn-pmix.so: CSN_PMIX_MODULE (a path) if set; else in csn/ beside the
+ * object this code is in (libcsn.so, or a program linked with libcsn.a, whose library is then
+ * in ../lib), the install directory, the build tree. 0, or -1 after one line on stderr. */
+static int pmix_load(void)
+{
+    const char *env = getenv("CSN_PMIX_MODULE");
+    char path[PATH_MAX + 64], dir[PATH_MAX], *slash;
+    Dl_info info;
+    void *h;
+    csni_pmix_module_fn fn;
+    const struct csni_pmix_module *m;
+    int found = 0;
+
+    if (pmix_mod != NULL)
+        return 0;
+    if (env != NULL && *env != '\0') {
+        found = snprintf(path, sizeof path, "%s", env) < (int)sizeof path;
+    } else {
+        if (dladdr((void *)pmix_load, &info) != 0 && info.dli_fname != NULL &&
+            strlen(info.dli_fname) < sizeof dir) {
+            strcpy(dir, info.dli_fname);
+            slash = strrchr(dir, '/');
+            if (slash != NULL) {
+                *slash = '\0';
+                found = pmix_module_at(path, sizeof path, dir, "") ||
+                        pmix_module_at(path, sizeof path, dir, "/../" CSN_INSTALL_LIBDIR_REL);
+            }
+        }
+        if (!found)
+            found = pmix_module_at(path, sizeof path, CSN_INSTALL_LIBDIR, "") ||
+                    pmix_module_at(path, sizeof path, CSN_BUILD_LIBDIR, "");
+    }
+    if (!found) {
+        fprintf(stderr, "csn: started by a PMIx launcher, but the PMIx component %s is not "
+                        "installed (set CSN_PMIX_MODULE to its path): running as a lone process\n",
+                CSNI_PMIX_MODULE_FILE);
+        return -1;
+    }
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        fprintf(stderr, "csn: cannot load the PMIx component (%s): running as a lone process\n",
+                dlerror());
+        return -1;
+    }
+    *(void **)&fn = dlsym(h, CSNI_PMIX_MODULE_SYMBOL);
+    m = fn != NULL ? fn() : NULL;
+    if (m == NULL || m->abi != CSNI_PMIX_MODULE_ABI) {
+        fprintf(stderr, "csn: %s is not a PMIx component of this libcsn: running as a lone "
+                        "process\n", path);
+        dlclose(h);
+        return -1;
+    }
+    pmix_mod = m; /* kept loaded for the life of the process */
+    return 0;
 }
 
 csn_status csni_pmix_boot(struct csni_boot *b)
 {
     static int hooked;
-    pmix_proc_t all;
-    pmix_value_t *v = NULL;
-    pmix_status_t rc;
-    char addr[64] = "127.0.0.1", value[PATH_MAX + 64], *key, *sfx, *ns;
+    char addr[64] = "127.0.0.1", value[PATH_MAX + 64], *key, *sfx, *ns, err[256] = "";
     const char *lt = getenv("CSN_LOOKUP_TIMEOUT"), *sd = getenv("CSN_SHM_DIR");
-    long n;
 
     if (pmix_booted) {
         if (getpid() != pmix_pid) {
@@ -397,62 +397,56 @@ csn_status csni_pmix_boot(struct csni_boot *b)
         *b = pmix_saved;
         return CSN_OK;
     }
-    rc = PMIx_Init(&pmix_me, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
-        fprintf(stderr, "csn: PMIx_Init failed (%s): running as a lone process\n",
-                PMIx_Error_string(rc));
+    if (pmix_load() != 0)
+        return CSN_NOT_FOUND;
+    if (pmix_mod->init(&pmix_job, err, sizeof err) != 0) {
+        fprintf(stderr, "csn: PMIx_Init failed (%s): running as a lone process\n", err);
         return CSN_NOT_FOUND;
     }
-    PMIX_PROC_CONSTRUCT(&all);
-    PMIX_LOAD_PROCID(&all, pmix_me.nspace, PMIX_RANK_WILDCARD);
-    n = pmix_get_long(&all, PMIX_JOB_SIZE);
-    if (n < 1 || n > (1 << 23) || pmix_me.rank >= (pmix_rank_t)n)
-        return pmix_boot_fail("no usable job size (PMIX_JOB_SIZE)", PMIX_SUCCESS);
-    b->size = pmix_size = (int)n;
-    b->rank = (int)pmix_me.rank;
-    n = pmix_get_long(&all, PMIX_LOCAL_SIZE);
-    b->local_size = n >= 1 && n <= b->size ? (int)n : 1;
-    n = pmix_get_long(&pmix_me, PMIX_LOCAL_RANK);
-    b->local_rank = n >= 0 && n < b->local_size ? (int)n : 0;
-    if (PMIx_Get(&pmix_me, PMIX_HOSTNAME, NULL, 0, &v) == PMIX_SUCCESS && v != NULL &&
-        v->type == PMIX_STRING && v->data.string != NULL && *v->data.string != '\0') {
-        pmix_copy(b->host, sizeof b->host, v->data.string);
-    } else if (gethostname(b->host, sizeof b->host) != 0) {
+    if (pmix_job.size < 1 || pmix_job.size > (1 << 23) || pmix_job.rank < 0 ||
+        pmix_job.rank >= pmix_job.size)
+        return pmix_boot_fail("no usable job size (PMIX_JOB_SIZE)");
+    b->size = pmix_size = (int)pmix_job.size;
+    b->rank = (int)pmix_job.rank;
+    b->local_size = pmix_job.local_size >= 1 && pmix_job.local_size <= b->size
+                        ? (int)pmix_job.local_size
+                        : 1;
+    b->local_rank = pmix_job.local_rank >= 0 && pmix_job.local_rank < b->local_size
+                        ? (int)pmix_job.local_rank
+                        : 0;
+    if (pmix_job.host[0] != '\0')
+        pmix_copy(b->host, sizeof b->host, pmix_job.host);
+    else if (gethostname(b->host, sizeof b->host) != 0)
         strcpy(b->host, "localhost");
-    }
     b->host[sizeof b->host - 1] = '\0';
-    if (v != NULL)
-        PMIX_VALUE_RELEASE(v);
-    v = NULL;
 
     /* Over several hosts ranks also listen on TCP, on CSN_ADDR (proc.c reads it). */
     if (b->local_size < b->size) {
         if (pmix_host_addr(addr, sizeof addr) != 0)
-            return pmix_boot_fail(NULL, PMIX_SUCCESS);
+            return pmix_boot_fail(NULL);
         setenv("CSN_ADDR", addr, 0);
     }
     if (b->rank == 0) {
         char k[33], s[9], nsa[PATH_MAX];
         if (pmix_random_hex(k, 16) != 0 || pmix_random_hex(s, 4) != 0)
-            return pmix_boot_fail("cannot read /dev/urandom", PMIX_SUCCESS);
+            return pmix_boot_fail("cannot read /dev/urandom");
         if (pmix_start_ns(k, b->size, addr, nsa, sizeof nsa) != 0)
-            return pmix_boot_fail(NULL, PMIX_SUCCESS);
+            return pmix_boot_fail(NULL);
         snprintf(value, sizeof value, "%s|%s|%s", k, s, nsa);
         if (csni_pmix_put(PMIX_BOOT_KEY, value) != CSN_OK)
-            return pmix_boot_fail(NULL, PMIX_SUCCESS);
+            return pmix_boot_fail(NULL);
     } else if (csni_pmix_get(0, PMIX_BOOT_KEY,
                              (lt != NULL && atoi(lt) > 0 ? (uint64_t)atoi(lt) : 60) * 1000u, value,
                              sizeof value) != CSN_OK) {
-        return pmix_boot_fail("rank 0 did not publish the job key (does it use csn?)",
-                              PMIX_SUCCESS);
+        return pmix_boot_fail("rank 0 did not publish the job key (does it use csn?)");
     }
     if (pmix_parse_boot(value, &key, &sfx, &ns) != 0)
-        return pmix_boot_fail("malformed job key from rank 0", PMIX_SUCCESS);
+        return pmix_boot_fail("malformed job key from rank 0");
     memcpy(b->jobkey, key, 33);
     pmix_jobid(b, sfx);
     snprintf(b->ns, sizeof b->ns, "pmix+%s", ns);
     if (pmix_jobdir(b) != 0)
-        return pmix_boot_fail(NULL, PMIX_SUCCESS);
+        return pmix_boot_fail(NULL);
     snprintf(pmix_shm_dir, sizeof pmix_shm_dir, "%s", sd != NULL && *sd ? sd : "/dev/shm");
     b->launched = 1;
     pmix_saved = *b;

@@ -391,7 +391,7 @@ case_logp() {
     fi
     # G comes from a fit of the gap g over these sizes; each measurement stops at 0.1 s (and
     # 5 samples), so the 1 MiB streams (8 MiB each, 0.35 s on 200mbit) set the run time.
-    run_job hosts1 logp -np 2 "$TB_RANKSH" "$TB_LOGP" --sizes 64K,256K,1M --cap 0.1 \
+    run_job hosts1 logp -np 2 "$TB_RANKSH" "$TB_LOGP" --sizes 64K,256K,1M --cap 0.1 --lenient \
         --json "$TB/logp.json"
     [ "$RC" = 0 ] || fail "logp between hosts 1 and 2 exited $RC"
     sed -n '/^ *size /,$p' "$TB/logp.out"

@@ -41,6 +41,7 @@ struct job {
     int ns_tcp;          /* name service over TCP even for a local job */
     const char *ns_host; /* --ns-host: the address the name service binds and advertises */
     long timeout_s;      /* 0: none */
+    long agent_timeout_s; /* an agent silent this long after its start fails the job */
     int bind_core;       /* --bind-to core: each rank on one CPU (agent_cpus in agent.c) */
     int report_bindings; /* --report-bindings */
 };

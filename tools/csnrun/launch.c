@@ -23,6 +23,7 @@ struct lagent {
     int rfd, wfd;
     struct linebuf lb;
     int eof, reaped, done;
+    int up; /* it has said something */
 };
 
 struct lrank {
@@ -52,6 +53,7 @@ struct launch {
     long pend_pid;
     uint64_t pend_deadline; /* 0: nothing pending */
     uint64_t stop_deadline, job_deadline;
+    uint64_t agent_deadline; /* agents that have not answered by then fail the job; 0: none */
 };
 
 static int launch_sigpipe[2] = {-1, -1};
@@ -483,6 +485,7 @@ static void launch_agent_line(struct launch *L, struct lagent *a, char *line)
     char *f[6];
     int n = proto_split(line, f, 6), rank = n >= 2 ? launch_rank_of(L, f[1]) : -1;
 
+    a->up = 1;
     if (n == 1 && strcmp(f[0], "DONE") == 0) {
         a->done = 1;
     } else if (n == 3 && strcmp(f[0], "PID") == 0 && rank >= 0) {
@@ -543,6 +546,33 @@ static int launch_active(const struct launch *L)
     return n;
 }
 
+/* The agent deadline passed: a host whose agent has said nothing (ssh cannot reach it, waits
+ * for a password, ...) fails the job with a line naming it. */
+static void launch_agents_silent(struct launch *L)
+{
+    int i, silent = 0;
+
+    L->agent_deadline = 0;
+    for (i = 0; i < L->nagents; i++) {
+        struct lagent *a = &L->agents[i];
+
+        if (a->up || a->eof)
+            continue;
+        silent = 1;
+        if (!L->stopping && L->exit_code < 0) {
+            fprintf(stderr, "csnrun: no answer from the agent on host %s within %ld s (can "
+                            "'%s' reach it?); stopping the job\n",
+                    L->job->hosts[a->host].name, L->job->agent_timeout_s,
+                    L->job->rsh != NULL ? L->job->rsh : "ssh");
+            L->exit_code = 1;
+        }
+        if (a->pid > 0)
+            kill(a->pid, SIGTERM);
+    }
+    if (silent)
+        launch_stop(L);
+}
+
 /* ---- the event loop ---- */
 
 static int launch_loop(struct launch *L)
@@ -571,6 +601,8 @@ static int launch_loop(struct launch *L)
             dl = L->stop_deadline;
         if (L->pend_deadline && L->pend_deadline < dl)
             dl = L->pend_deadline;
+        if (L->agent_deadline && L->agent_deadline < dl)
+            dl = L->agent_deadline;
         if (dl != UINT64_MAX)
             timeout = dl > now ? (int)(dl - now > 60000 ? 60000 : dl - now) : 0;
         for (i = 0; i < n; i++)
@@ -615,6 +647,8 @@ static int launch_loop(struct launch *L)
                 L->exit_code = CSNRUN_EXIT_TIMEOUT;
             launch_stop(L);
         }
+        if (L->agent_deadline && now >= L->agent_deadline)
+            launch_agents_silent(L);
         if (L->stopping && now >= L->stop_deadline) {
             for (i = 0; i < L->nagents; i++) {
                 if (!L->agents[i].reaped && L->agents[i].pid > 0)
@@ -705,6 +739,9 @@ int launch_run(struct job *job)
             continue;
         }
     }
+    if (job->agent_timeout_s <= 0)
+        job->agent_timeout_s = 20;
+    L.agent_deadline = now_ms() + (uint64_t)job->agent_timeout_s * 1000u;
     launch_loop(&L);
     for (i = 0; i < job->nranks; i++) {
         launch_output(&L, i, 1, NULL, 0, 1);

@@ -28,13 +28,17 @@ static const char usage_text[] =
     "                       --hostfile, otherwise 1)\n"
     "  --host H1,H2[:SLOTS] hosts to use, SLOTS processes each (default 1), in order;\n"
     "                       beyond the slots, placement starts again at the first host\n"
-    "  --hostfile FILE      hosts from FILE: one per line, \"HOST [slots=K]\", # comments\n"
+    "  --hostfile FILE      hosts from FILE: one per line, # comments; \"HOST\",\n"
+    "                       \"HOST slots=K [max_slots=M]\" (Open MPI), \"HOST:K\" (MPICH),\n"
+    "                       \"node[01-04,7]\" (Slurm host list); a repeated host adds slots\n"
     "  --rsh \"CMD\"          how to reach another host: CMD HOST COMMAND (default: ssh);\n"
     "                       csnrun must be installed there under the same path\n"
     "  -x NAME[=VALUE]      forward NAME (or set it) for every process; every CSN_*\n"
     "                       variable of csnrun's environment is forwarded anyway\n"
     "  --tag-output         prefix each output line with [RANK]\n"
     "  --timeout SECONDS    stop the job after SECONDS; csnrun then exits with 124\n"
+    "  --agent-timeout SEC  a host whose agent has not answered SEC seconds after csnrun\n"
+    "                       reached for it (ssh) fails the job, named (default 20)\n"
     "  --bind-to core|none  core: each process runs on one CPU of its host only, local\n"
     "                       rank r on the (r mod n)-th of the n CPUs csnrun may use\n"
     "                       there (its forks and threads too); none (default): anywhere\n"
@@ -224,38 +228,100 @@ static int parse_host_list(struct job *j, struct pool *p, const char *list)
     return rc;
 }
 
+/* Slurm's hostlist form "node[01-03,7]suffix": one bracket group of numbers and ranges
+ * (zero-padded to the width written), each host added with slots. 0, or a usage error. */
+static int hostfile_add_expanded(struct job *j, struct pool *p, const char *name, int slots,
+                                 const char *where)
+{
+    const char *lb = strchr(name, '['), *rb = lb != NULL ? strchr(lb, ']') : NULL;
+    char list[4096], host[512], *save = NULL, *item;
+    int added = 0;
+
+    if (lb == NULL || lb == name) { /* no group, or a bracketed IPv6 address */
+        if (!host_name_ok(name))
+            return usage_error("%s: bad host name '%s'", where, name);
+        pool_add(j, p, name, slots);
+        return 0;
+    }
+    if (rb == NULL || rb == lb + 1 || (size_t)(rb - lb) >= sizeof list || strchr(rb + 1, '[') ||
+        strlen(name) >= sizeof host - 24)
+        return usage_error("%s: bad host list '%s' (expected e.g. node[01-04,7])", where, name);
+    memcpy(list, lb + 1, (size_t)(rb - lb - 1));
+    list[rb - lb - 1] = '\0';
+    for (item = strtok_r(list, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+        char *dash = strchr(item, '-'), *end;
+        long lo, hi;
+        int width = dash != NULL ? (int)(dash - item) : (int)strlen(item);
+
+        errno = 0;
+        lo = strtol(item, &end, 10);
+        if (end == item || *item == '-' || (dash != NULL ? end != dash : *end != '\0'))
+            return usage_error("%s: bad range '%s' in '%s'", where, item, name);
+        hi = lo;
+        if (dash != NULL) {
+            hi = strtol(dash + 1, &end, 10);
+            if (end == dash + 1 || *end != '\0' || dash[1] == '-')
+                return usage_error("%s: bad range '%s' in '%s'", where, item, name);
+        }
+        if (errno != 0 || lo < 0 || hi < lo || hi - lo >= 100000 || added + (hi - lo) >= 100000)
+            return usage_error("%s: bad range '%s' in '%s'", where, item, name);
+        for (long k = lo; k <= hi; k++) {
+            snprintf(host, sizeof host, "%.*s%0*ld%s", (int)(lb - name), name, width, k, rb + 1);
+            if (!host_name_ok(host))
+                return usage_error("%s: bad host name '%s'", where, host);
+            pool_add(j, p, host, slots);
+            added++;
+        }
+    }
+    return 0;
+}
+
+/* Host files, one host per line (# comments), in the forms of the common launchers:
+ *   HOST, HOST slots=K, HOST slots=K max_slots=M (Open MPI; max_slots/max-slots ignored),
+ *   HOST:K (MPICH, and csnrun's --host), node[01-04] (Slurm's host lists; a host
+ *   repeated on several lines, as in SLURM_HOSTFILE, gets one slot per line). */
 static int parse_hostfile(struct job *j, struct pool *p, const char *file)
 {
     FILE *f = fopen(file, "r");
-    char line[4096];
+    char line[4096], where[PATH_MAX + 32];
     int lineno = 0, any = 0, rc = 0;
 
     if (f == NULL)
         return usage_error("cannot read host file '%s': %s", file, strerror(errno));
     while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
-        char *hash = strchr(line, '#'), *save = NULL, *name, *tok;
+        char *hash = strchr(line, '#'), *save = NULL, *name, *tok, *colon;
         long slots = 1;
 
         lineno++;
+        snprintf(where, sizeof where, "%s:%d", file, lineno);
         if (hash != NULL)
             *hash = '\0';
         name = strtok_r(line, " \t\r\n", &save);
         if (name == NULL)
             continue;
-        if (!host_name_ok(name)) {
-            rc = usage_error("%s:%d: bad host name '%s'", file, lineno, name);
-            break;
+        colon = strrchr(name, ':');
+        if (colon != NULL && (strchr(name, ':') == colon || name[0] == '[')) {
+            if ((slots = parse_count(colon + 1, 1000000)) < 0) {
+                rc = usage_error("%s: bad slot count in '%s'", where, name);
+                break;
+            }
+            *colon = '\0';
         }
         while (rc == 0 && (tok = strtok_r(NULL, " \t\r\n", &save)) != NULL) {
-            if (strncmp(tok, "slots=", 6) != 0)
-                rc = usage_error("%s:%d: unknown field '%s' (expected slots=K)", file, lineno, tok);
-            else if ((slots = parse_count(tok + 6, 1000000)) < 0)
-                rc = usage_error("%s:%d: bad slot count '%s'", file, lineno, tok);
+            if (strncmp(tok, "max_slots=", 10) == 0 || strncmp(tok, "max-slots=", 10) == 0) {
+                if (parse_count(tok + 10, 1000000) < 0)
+                    rc = usage_error("%s: bad count '%s'", where, tok);
+            } else if (strncmp(tok, "slots=", 6) != 0) {
+                rc = usage_error("%s: unknown field '%s' (expected slots=K or max_slots=K)",
+                                 where, tok);
+            } else if ((slots = parse_count(tok + 6, 1000000)) < 0) {
+                rc = usage_error("%s: bad slot count '%s'", where, tok);
+            }
         }
-        if (rc == 0) {
-            pool_add(j, p, name, (int)slots);
+        if (rc == 0)
+            rc = hostfile_add_expanded(j, p, name, (int)slots, where);
+        if (rc == 0)
             any = 1;
-        }
     }
     fclose(f);
     if (rc == 0 && !any)
@@ -614,6 +680,10 @@ static int parse_command_line(struct job *job, struct pool *pool, int argc, char
             job->bind_core = strcmp(v, "core") == 0;
         } else if (m == 0 && (m = opt_is(argv, argc, &i, "--report-bindings", NULL)) > 0) {
             job->report_bindings = 1;
+        } else if (m == 0 && (m = opt_is(argv, argc, &i, "--agent-timeout", &v)) > 0) {
+            job->agent_timeout_s = parse_count(v, 100000000);
+            if (job->agent_timeout_s < 0)
+                return usage_error("--agent-timeout needs a number of seconds from 1, not '%s'", v);
         } else if (m == 0 && (m = opt_is(argv, argc, &i, "--timeout", &v)) > 0) {
             job->timeout_s = parse_count(v, 100000000);
             if (job->timeout_s < 0)
