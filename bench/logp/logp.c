@@ -1,6 +1,7 @@
 /* logp.c: the LogP/LogGP parameter benchmark (o_s, o_r, L, g, G per message size between two
  * ranks), o_r by seed 003's polling method. */
 #include "comm.h"
+#include "jsonl.h"
 #include "logp_report.h"
 #include "logp_stats.h"
 
@@ -64,6 +65,7 @@ static const char logp_help[] =
     "                       lies within PCT percent of the median, or within half the cost of\n"
     "                       a clock read (default 3)\n"
     "  -j, --json FILE      also write every figure (with intervals and sample counts) as JSON\n"
+    "      --jsonl FILE     also write one JSON Lines record per figure (docs/results-jsonl.md)\n"
     "  -h, --help           this text\n"
     "\n"
     "Every timing is a sample of a repeated measurement; a measurement stops when its median is\n"
@@ -525,6 +527,10 @@ static void logp_run_size(logp_ctx *c, const logp_opts *o, logp_samples *smp, lo
 int main(int argc, char **argv)
 {
     logp_opts o = {0};
+    const char *jsonl_path = NULL;
+    FILE *jsonl = NULL;
+    if (bench_jsonl_take_arg(&argc, argv, "logp", &jsonl_path) != 0)
+        return 2;
     int rv = logp_parse_args(argc, argv, &o);
     if (rv != 0)
         return rv == 1 ? 0 : 2;
@@ -550,8 +556,12 @@ int main(int argc, char **argv)
             bad = 1;
         }
     }
+    if (rank == 0 && !bad && jsonl_path && !(jsonl = bench_jsonl_open(jsonl_path, "logp")))
+        bad = 1;
     comm_bcast_int(&bad, 1);
     if (bad) {
+        if (json)
+            fclose(json);
         comm_finalize();
         free(o.sizes);
         return 2;
@@ -583,6 +593,8 @@ int main(int argc, char **argv)
     double t_start = logp_now();
     if (rank == 0)
         logp_report_header(stdout, &meta);
+    if (jsonl)
+        logp_jsonl_header(jsonl, &meta, o.cap, o.rel);
     /* Settle the job first (connections, page faults, the scheduler spreading the two
      * processes over the cores): a measurement that starts in a transient state can look
      * precise and still be wrong. */
@@ -601,6 +613,8 @@ int main(int argc, char **argv)
         if (rank == 0) {
             logp_row_derive(&rows[i], c.clock_cost);
             logp_report_row(stdout, &rows[i]);
+            if (jsonl)
+                logp_jsonl_row(jsonl, &rows[i]);
         }
     }
     meta.elapsed = logp_now() - t_start;
@@ -610,6 +624,11 @@ int main(int argc, char **argv)
         logp_loggp_derive(rows, o.nsizes, &fit);
         logp_report_summary(stdout, &meta, rows, o.nsizes, &fit);
         if (json && logp_report_json(json, o.json, &meta, rows, o.nsizes, &fit) != 0)
+            rv = 1;
+        if (jsonl)
+            logp_jsonl_summary(jsonl, rows, &fit);
+        if (jsonl && bench_jsonl_close(jsonl, "logp", jsonl_path, rv == 0 ? "ok" : "error",
+                                       meta.elapsed) != 0)
             rv = 1;
     }
     comm_bcast_int(&rv, 1);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "csn.h"
+#include "jsonl.h"
 #include "pipeline.h"
 #include "report.h"
 
@@ -213,6 +214,9 @@ int main(int argc, char **argv)
     csn_netid *peers = NULL;
     struct pl_result *res = NULL;
     int rc = 1;
+    const char *jsonl_path = NULL;
+    if (bench_jsonl_take_arg(&argc, argv, "pipeline", &jsonl_path) != 0)
+        return pl_quiet_exit(pl_env_rank(), 2);
 
     int pr = pl_parse(argc, argv, &o, pl_env_rank() == 0);
     if (pr)
@@ -323,6 +327,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "pipeline: --json %s: %s\n", o.json, strerror(errno));
             goto out_unmap;
         }
+        if (jsonl_path && pl_report_jsonl(jsonl_path, &o, n.nnode, res, argc, argv))
+            goto out_unmap;
     }
     rc = 0;
     goto out_unmap;
