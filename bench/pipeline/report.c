@@ -136,13 +136,10 @@ static const char *pl_jsonl_kind(const char *s)
     return !s ? "mem" : !strcmp(s, "none") ? "none" : "file";
 }
 
-int pl_report_jsonl(const char *path, const struct pl_opts *o, int nnode, const struct pl_result *r,
-                    int argc, char **argv)
+int pl_report_jsonl(FILE *f, const char *path, const struct pl_opts *o, int nnode,
+                    const struct pl_result *r, int argc, char **argv)
 {
     struct pl_figures g;
-    FILE *f = bench_jsonl_open(path, "pipeline");
-    if (!f)
-        return -1;
     pl_figures_compute(o, nnode, r, &g);
     char opts[256], *hosts = calloc((size_t)nnode, sizeof r[0].host);
     if (!hosts) {

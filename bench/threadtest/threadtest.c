@@ -669,7 +669,7 @@ int main(int argc, char **argv)
         pthread_join(tt_w[i].th, NULL);
     if (tt_rank() == 0 && tt_o.json != NULL && tt_write_json(tt_o.json) != 0)
         rc = 1;
-    if (bench_jsonl_close(tt_jsonl, TT_PROG, tt_jsonl_path, rc == 0 ? "ok" : "error",
+    if (bench_jsonl_close(tt_jsonl, "threadtest", tt_jsonl_path, rc == 0 ? "ok" : "error",
                           tt_wtime() - tt_start) != 0)
         rc = 1;
     pthread_barrier_destroy(&tt_bar);
