@@ -384,10 +384,13 @@ def _ticks_log(lo, hi, base2):
             e += step
     else:
         e = math.floor(math.log10(lo))
+        # decades; with fewer than three in range also 2 and 5 times them
+        mults = (1,) if math.log10(hi / lo) >= 2 else (1, 2, 5)
         while 10 ** e <= hi * 1.0001:
-            if 10 ** e >= lo / 1.0001:
-                v = 10 ** e
-                out.append((v, ("%g" % v) if 1e-3 <= v < 1e6 else "1e%d" % e))
+            for mu in mults:
+                v = mu * 10 ** e
+                if lo / 1.0001 <= v <= hi * 1.0001:
+                    out.append((v, ("%g" % v) if 1e-3 <= v < 1e6 else "%de%d" % (mu, e)))
             e += 1
     return out
 
