@@ -152,10 +152,15 @@ expect(st == 400 and b"bad host name" in out, "CGI: bad host refused (%d)" % st)
 st, _, out = cgi("POST", "/run", b"tests=pingpong&maxsize=1e99")
 expect(st == 400, "CGI: huge number refused (%d)" % st)
 n0 = nruns()
-st, head, _ = cgi("POST", "/run", b"tests=pingpong&mode=quick&maxsize=8K")
+# long enough (about 10 s) that the next CGI process, even slow to start, finds it going
+st, head, _ = cgi("POST", "/run", b"tests=pingpong&tests=logp&tests=threadtest&mode=quick&maxsize=64K")
 expect(st == 303 and "Location: /cgi-bin/csn-web/runs/" in head, "CGI: a run starts (%d)" % st)
 st, _, _ = cgi("POST", "/run", b"tests=pingpong&mode=quick")
 expect(st == 409, "CGI: one run at a time (%d)" % st)
+if st != 409:
+    for d in sorted(os.listdir(runs)):
+        if d[0] != ".":
+            print(d, open(os.path.join(runs, d, "status.json")).read(), open(os.path.join(runs, d, "csnbench.out")).read()[-500:])
 expect(nruns() == n0 + 1, "CGI: one run directory more")
 run = re.search(r"runs/([0-9-]+)/", head)
 if run:

@@ -979,3 +979,105 @@ def compare_html(rows, name_a, name_b, path):
     page.figure(svg_plot(ss, "median B / median A", "message size (bytes)", "ratio", ylog=True, width=760), "compare-ratio")
     with open(path, "w", encoding="utf-8") as f:
         f.write(page.html())
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown summary (BENCHMARKS.md): csn against the MPI twin, per benchmark
+
+
+def _md_table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _md_cell(v):
+    return fmt_num(median(v)) if v else "-"
+
+
+def _md_ratio(a, b):
+    return fmt_num(median(a) / median(b)) if a and b and median(b) else "-"
+
+
+def markdown(res, figrel="figures"):
+    """One short section per benchmark: csn, MPI and the csn/MPI ratio of the medians."""
+    out = []
+    has_mpi = any(h["flavour"] == "mpi" for h in res.headers)
+    sizes = sorted({k[4] for k in res.values if k[0] == "pingpong"})
+    if sizes:
+        rows = []
+        for s in sizes:
+            row = [fmt_size(s)]
+            for t, m in (("lat", "latency"), ("bw", "bandwidth"), ("bibw", "bandwidth")):
+                a, b = res.get("pingpong", "csn", t, m, s), res.get("pingpong", "mpi", t, m, s)
+                row += [_md_cell(a)] + ([_md_cell(b), _md_ratio(a, b)] if has_mpi else [])
+            rows.append(row)
+        head = ["size"]
+        for n in ("latency us", "bw MB/s", "bibw MB/s"):
+            head += ["csn " + n] + (["MPI", "csn/MPI"] if has_mpi else [])
+        out.append("### pingpong\n\n" + _md_table(head, rows) +
+                   "\n\n![latency](%s/pingpong-latency.svg) ![bandwidth](%s/pingpong-bandwidth.svg)" % (figrel, figrel))
+    if res.flavours("nettest"):
+        sizes = sorted({k[4] for k in res.values if k[0] == "nettest" and k[3] == "rate_total"})
+        rows = []
+        for s in sizes:
+            row = [fmt_size(s)]
+            for t in TOPOLOGIES:
+                a, b = res.get("nettest", "csn", t, "rate_total", s), res.get("nettest", "mpi", t, "rate_total", s)
+                row.append(_md_cell(a) + (" (%s)" % _md_ratio(a, b) if has_mpi else ""))
+            rows.append(row)
+        h = res.first_header("nettest")
+        out.append("### nettest\n\nTotal MB/s per procedure, %d processes%s.\n\n" % (
+            h["nprocs"] if h else 0, "; in parentheses csn/MPI" if has_mpi else "") +
+            _md_table(["size"] + list(TOPOLOGIES), rows) + "\n\n![nettest](%s/nettest-throughput.svg)" % figrel)
+    if res.flavours("logp"):
+        rows = []
+        for m, unit in (("L", "us"), ("o_s", "us"), ("o_r", "us"), ("g", "us"), ("G", "us/B")):
+            row = [m + " (" + unit + ")"]
+            for f in ("csn", "mpi") if has_mpi else ("csn",):
+                k = next((k for k in list(res.values) + list(res.flags) if k[:4] == ("logp", f, "loggp", m)), None)
+                row.append("-" if k is None else ("flagged: " + res.flags[k][0]) if k in res.flags else fmt_num(median(res.values[k])))
+            rows.append(row)
+        p = loggp_params(res)
+        text = "### logp\n\n" + _md_table(["LogGP", "csn"] + (["MPI"] if has_mpi else []), rows)
+        if p:
+            rr = residuals(res, p)
+            lat = [abs(r) for w, s, m_, pr, r in rr if w.startswith("pingpong latency") and math.isfinite(r)]
+            bw = [abs(r) for w, s, m_, pr, r in rr if w.startswith("pingpong bandwidth") and math.isfinite(r)]
+            nt = [abs(r) for w, s, m_, pr, r in rr if w.startswith("nettest") and math.isfinite(r)]
+            text += ("\n\nLogGP self-validation (csn), median |residual| of the prediction: pingpong latency "
+                     "%s%%, pingpong bandwidth %s%%, nettest %s%% (report.html lists every point)."
+                     % tuple(fmt_num(median(v)) if v else "-" for v in (lat, bw, nt)))
+        out.append(text + "\n\n![logp](%s/logp-params-csn.svg)" % figrel)
+    if res.flavours("threadtest"):
+        rows = []
+        for s in sorted({k[4] for k in res.values if k[0] == "threadtest"}):
+            for th in sorted({k[5] for k in res.values if k[0] == "threadtest" and k[4] == s}):
+                a, b = res.get("threadtest", "csn", "stream", "msg_rate", s, th), res.get("threadtest", "mpi", "stream", "msg_rate", s, th)
+                la, lb = res.get("threadtest", "csn", "pingpong", "latency", s, th), res.get("threadtest", "mpi", "pingpong", "latency", s, th)
+                rows.append([fmt_size(s), str(th), _md_cell(a)] + ([_md_cell(b), _md_ratio(a, b)] if has_mpi else []) +
+                            [_md_cell(la)] + ([_md_cell(lb), _md_ratio(la, lb)] if has_mpi else []))
+        out.append("### threadtest\n\n" + _md_table(["size", "threads", "csn msg/s"] + (["MPI", "csn/MPI"] if has_mpi else []) +
+                                                   ["csn lat us"] + (["MPI", "csn/MPI"] if has_mpi else []), rows) +
+                   "\n\n![threadtest](%s/threadtest-rate.svg)" % figrel)
+    if res.flavours("pipeline"):
+        rows = []
+        for m in ("rate_all", "rate_between"):
+            for s, med, lo, hi in res.series("pipeline", "csn", "alltoall", m):
+                rows.append([m, fmt_size(s), "%s [%s-%s]" % (fmt_num(med), fmt_num(lo), fmt_num(hi))])
+        h = res.first_header("pipeline")
+        out.append("### pipeline\n\ncsn only (it forks csn processes), %d nodes, median [min-max] of the runs.\n\n"
+                   % (h["nprocs"] if h else 0) + _md_table(["figure", "block", "MB/s"], rows) +
+                   "\n\n![pipeline](%s/pipeline-throughput.svg)" % figrel)
+    if res.flavours("linkmatrix"):
+        rows = []
+        for f in res.flavours("linkmatrix"):
+            for t in ("alone", "loaded"):
+                m, _ = link_matrix(res, f, t)
+                vals = [v for row in (m or []) for v in row if v is not None]
+                if vals:
+                    rows.append([f, t, fmt_num(min(vals)), fmt_num(median(vals)), fmt_num(max(vals))])
+        out.append("### linkmatrix\n\nPer-pair MB/s over all ordered pairs.\n\n" +
+                   _md_table(["flavour", "pairs", "min", "median", "max"], rows) +
+                   "\n\n![alone](%s/linkmatrix-csn-alone.svg) ![loaded](%s/linkmatrix-csn-loaded.svg)" % (figrel, figrel))
+    return "\n\n".join(out) + "\n"
