@@ -133,7 +133,7 @@ expect(os.path.isfile(os.path.join(c, "report.html")), "the interrupted run has 
 
 # 5. Bad arguments: one line, exit 2.
 for args in (["--hosts", "a;b"], ["--max-size", "12x"], ["--max-size", "999999999999"], ["nosuchtest"],
-             ["-o", a]):
+             ["-o", a], ["--bogus"], ["compare", a]):
     r = run(["--build", build] + args, timeout=60)
     expect(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, "%s: exit %d, stderr %r" % (args, r.returncode, r.stderr))
 
