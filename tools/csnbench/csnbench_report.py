@@ -429,6 +429,7 @@ def svg_plot(series, title, xlabel, ylabel, xlog=True, ylog=False, width=640, he
             pts.append((x, y, lo, hi))
             xs.append(x)
             ys.extend((lo, hi))
+        pts.sort()
         clean.append((s, pts))
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
            'font-family="sans-serif" font-size="11">' % (width, height, width, height),
