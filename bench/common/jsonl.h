@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -18,6 +19,19 @@
 #ifndef CSN_GIT_COMMIT
 #define CSN_GIT_COMMIT "unknown"
 #endif
+
+/* Only the first rank of a job says what is wrong with the command line (the launchers'
+ * environment tells the rank before the job starts; unknown: talk). */
+static inline int bench_jsonl_talks(void)
+{
+    static const char *const vars[] = {"CSN_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v != NULL && *v != '\0')
+            return strcmp(v, "0") == 0;
+    }
+    return 1;
+}
 
 /* Takes "--jsonl FILE" or "--jsonl=FILE" out of argv (before the tool's own parser sees it)
  * and sets *path (NULL when absent). Returns 0, or 2 after one line on stderr. */
@@ -34,7 +48,8 @@ static inline int bench_jsonl_take_arg(int *argc, char **argv, const char *tool,
         }
         if (strcmp(a, "--jsonl") == 0) {
             if (i + 1 >= *argc || argv[i + 1][0] == '\0') {
-                fprintf(stderr, "%s: option --jsonl needs a file name\n", tool);
+                if (bench_jsonl_talks())
+                    fprintf(stderr, "%s: option --jsonl needs a file name\n", tool);
                 return 2;
             }
             *path = argv[++i];
@@ -42,7 +57,8 @@ static inline int bench_jsonl_take_arg(int *argc, char **argv, const char *tool,
         }
         if (strncmp(a, "--jsonl=", 8) == 0) {
             if (a[8] == '\0') {
-                fprintf(stderr, "%s: option --jsonl needs a file name\n", tool);
+                if (bench_jsonl_talks())
+                    fprintf(stderr, "%s: option --jsonl needs a file name\n", tool);
                 return 2;
             }
             *path = a + 8;

@@ -84,8 +84,8 @@ for tool, (prog, np_, args) in RUNS.items():
         r = subprocess.run([CSNRUN, "-np", str(np_), exe] + args[:0] + bad, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True, env=env, timeout=60)
         lines = [ln for ln in r.stderr.splitlines() if "jsonl" in ln]
-        if r.returncode != 2 or not lines:
-            failures.append("%s %s: exit %d, stderr %r (want 2 and a line naming --jsonl)" % (tool, bad, r.returncode, r.stderr[-300:]))
+        if r.returncode != 2 or len(lines) != 1:
+            failures.append("%s %s: exit %d, stderr %r (want 2 and one line naming --jsonl)" % (tool, bad, r.returncode, r.stderr[-300:]))
 
 # The validator itself must reject what the schema forbids.
 good = {"type": "measurement", "tool": "pingpong", "test": "lat", "metric": "latency", "size": 8, "repeat": 1,
