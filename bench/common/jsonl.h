@@ -189,8 +189,8 @@ struct bench_jsonl_rec {
 static inline struct bench_jsonl_rec bench_jsonl_rec_init(const char *test, const char *metric,
                                                           const char *unit, const char *statistic)
 {
-    struct bench_jsonl_rec r = {test, metric, -1, 0, -1, -1, -1, 0, NAN, unit, statistic,
-                                NAN,  NAN,    0,  NULL};
+    struct bench_jsonl_rec r = {test, metric, -1,        0,   -1,  -1, -1,  0,
+                                NAN,  unit,   statistic, NAN, NAN, 0,  NULL};
     return r;
 }
 

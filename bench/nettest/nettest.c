@@ -21,7 +21,7 @@
 /* Everything rank 0 prints and writes. */
 struct nettest_out {
     FILE *out, *csv, *json;
-    FILE *jsonl; /* --jsonl: one record per measurement */
+    FILE *jsonl;  /* --jsonl: one record per measurement */
     int progress; /* stderr is a terminal: show a progress line */
     double best[NT_NTESTS];
     int have[NT_NTESTS];

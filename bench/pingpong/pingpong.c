@@ -239,6 +239,14 @@ static long pingpong_calibrate(struct pingpong_ctx *c, const struct pp_common *o
     return iters;
 }
 
+/* A --jsonl record of test (its name, metric and unit). */
+static struct bench_jsonl_rec pingpong_jsonl_rec(unsigned test, const char *statistic)
+{
+    if (test == PP_LAT)
+        return bench_jsonl_rec_init("lat", "latency", "us", statistic);
+    return bench_jsonl_rec_init(test == PP_BW ? "bw" : "bibw", "bandwidth", "MB/s", statistic);
+}
+
 /* Runs one test at one size: calibration, then o->samples checked batches. Fills the
  * median and the best value (min latency, max bandwidth). */
 static void pingpong_run(struct pingpong_ctx *c, const struct pp_common *o, unsigned test,
@@ -274,9 +282,7 @@ static void pingpong_run(struct pingpong_ctx *c, const struct pp_common *o, unsi
     }
     *best = test == PP_LAT ? pp_min(v, o->samples) : pp_max(v, o->samples);
     if (pingpong_jsonl != NULL) {
-        struct bench_jsonl_rec e = bench_jsonl_rec_init(
-            test == PP_LAT ? "lat" : test == PP_BW ? "bw" : "bibw",
-            test == PP_LAT ? "latency" : "bandwidth", test == PP_LAT ? "us" : "MB/s", "sample");
+        struct bench_jsonl_rec e = pingpong_jsonl_rec(test, "sample");
         e.size = (long long)size;
         for (int s = 0; s < o->samples; s++) {
             e.repeat = s + 1;
@@ -291,9 +297,7 @@ static void pingpong_run(struct pingpong_ctx *c, const struct pp_common *o, unsi
     }
     *med = pp_median(v, o->samples);
     if (pingpong_jsonl != NULL) {
-        struct bench_jsonl_rec e = bench_jsonl_rec_init(
-            test == PP_LAT ? "lat" : test == PP_BW ? "bw" : "bibw",
-            test == PP_LAT ? "latency" : "bandwidth", test == PP_LAT ? "us" : "MB/s", "median");
+        struct bench_jsonl_rec e = pingpong_jsonl_rec(test, "median");
         e.size = (long long)size;
         e.n = o->samples;
         e.value = *med;

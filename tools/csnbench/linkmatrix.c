@@ -29,7 +29,8 @@ static const char lm_usage[] =
 /* Rank 0 prints one matrix. */
 static void lm_print(const char *title, const double *m, int np, const char *hosts)
 {
-    printf("# %s: MB/s received by the row's rank from the column's rank\n%8s", title, "recv\\send");
+    printf("# %s: MB/s received by the row's rank from the column's rank\n%8s", title,
+           "recv\\send");
     for (int j = 0; j < np; j++)
         printf(" %9d", j);
     printf("\n");
@@ -200,8 +201,8 @@ int main(int argc, char **argv)
                         bench_jsonl_write(jsonl, "linkmatrix", &e);
                     }
             }
-            if (bench_jsonl_close(jsonl, "linkmatrix", jsonl_path, "ok",
-                                  comm_wtime() - t_begin) != 0)
+            if (bench_jsonl_close(jsonl, "linkmatrix", jsonl_path, "ok", comm_wtime() - t_begin) !=
+                0)
                 rc = 1;
         }
     }
