@@ -89,8 +89,8 @@ static void tt_usage(FILE *f)
             "  --conn-per-thread  csn: one connection per transport instead of one shared\n"
             "                     per peer process (sets CSN_CONN_PER_TRANSPORT=1)\n"
             "  --json FILE        also write the results as JSON to FILE\n"
-            "  --jsonl FILE       also write one JSON Lines record per measurement "
-            "(docs/results-jsonl.md)\n"
+            "  --jsonl FILE       also write one JSON Lines record per measurement\n"
+            "                     (docs/results-jsonl.md)\n"
             "  --help             this text\n"
             "Warm-up before each timed run: a tenth of the iterations, at most 100 round\n"
             "trips or 10 windows, and at most a quarter of --time.\n");
