@@ -6,7 +6,7 @@ ifeq ($(CI),true)
 CMAKE_FLAGS += -DCSN_WERROR=ON
 endif
 
-.PHONY: all build run test test-asan test-tsan clean format
+.PHONY: all build run test test-asan test-tsan clean format bench bench-quick
 
 all: build
 
@@ -17,6 +17,14 @@ build:
 # The main job: the seed's nettest command on 4 local processes.
 run: build
 	$(BUILD)/tools/csnrun/csnrun -np 4 $(BUILD)/bench/nettest/nettest uK m1 M16 K2 R2 T1000 Ptotal
+
+# The whole benchmark suite (csnbench): raw outputs, results.jsonl and report.html in
+# csnbench-results/DATE (BENCH_ARGS: e.g. --mpi, --hosts h1,h2, TESTS).
+bench: build
+	python3 tools/csnbench/csnbench --build $(BUILD) $(BENCH_ARGS)
+
+bench-quick: build
+	python3 tools/csnbench/csnbench --build $(BUILD) --quick $(BENCH_ARGS)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

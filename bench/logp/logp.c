@@ -3,6 +3,7 @@
 #include "tool.h"
 #include "parse_size.h"
 #include "comm.h"
+#include "jsonl.h"
 #include "logp_report.h"
 #include "logp_stats.h"
 
@@ -68,6 +69,8 @@ static const char logp_help[] =
     "                       a clock read (default 3)\n"
     "  -j, --json FILE      also write every figure (with intervals and sample counts) as JSON\n"
     "  --lenient            exit 0 even when a check fails (see below)\n"
+    "      --jsonl FILE     also write one JSON Lines record per figure\n"
+    "                       (docs/results-jsonl.md)\n"
     "  -h, --help           this text\n"
     "  --version            the version\n"
     BENCH_SIZE_RULES
@@ -541,6 +544,10 @@ int main(int argc, char **argv)
     logp_opts o = {0};
     if (bench_version(argc, argv))
         return 0;
+    const char *jsonl_path = NULL;
+    FILE *jsonl = NULL;
+    if (bench_jsonl_take_arg(&argc, argv, "logp", &jsonl_path) != 0)
+        return 2;
     int rv = logp_parse_args(argc, argv, &o);
     if (rv != 0)
         return rv == 1 ? 0 : 2;
@@ -566,8 +573,12 @@ int main(int argc, char **argv)
             bad = 1;
         }
     }
+    if (rank == 0 && !bad && jsonl_path && !(jsonl = bench_jsonl_open(jsonl_path, "logp")))
+        bad = 1;
     comm_bcast_int(&bad, 1);
     if (bad) {
+        if (json)
+            fclose(json);
         comm_finalize();
         free(o.sizes);
         return 2;
@@ -599,6 +610,8 @@ int main(int argc, char **argv)
     double t_start = logp_now();
     if (rank == 0)
         logp_report_header(stdout, &meta);
+    if (jsonl)
+        logp_jsonl_header(jsonl, &meta, o.cap, o.rel);
     /* Settle the job first (connections, page faults, the scheduler spreading the two
      * processes over the cores): a measurement that starts in a transient state can look
      * precise and still be wrong. */
@@ -617,6 +630,8 @@ int main(int argc, char **argv)
         if (rank == 0) {
             logp_row_derive(&rows[i], c.clock_cost);
             logp_report_row(stdout, &rows[i]);
+            if (jsonl)
+                logp_jsonl_row(jsonl, &rows[i]);
         }
     }
     meta.elapsed = logp_now() - t_start;
@@ -632,6 +647,11 @@ int main(int argc, char **argv)
                             "(--lenient: 0)\n", failed, failed > 1 ? "s" : "");
             rv = 3;
         }
+        if (jsonl)
+            logp_jsonl_summary(jsonl, rows, &fit);
+        if (jsonl && bench_jsonl_close(jsonl, "logp", jsonl_path, rv == 0 ? "ok" : "error",
+                                       meta.elapsed) != 0)
+            rv = 1;
     }
     comm_bcast_int(&rv, 1);
     free(smp.v);

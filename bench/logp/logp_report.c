@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "json.h"
+#include "jsonl.h"
 
 #define US 1e6
 
@@ -280,4 +281,92 @@ int logp_report_json(FILE *o, const char *path, const logp_meta *m, const logp_r
         return -1;
     }
     return 0;
+}
+
+/* A LogGP figure that cannot be used as a value says why: not a number, negative, or outside
+ * its own 95% interval. NULL when it is usable. */
+const char *logp_jsonl_flag(double v, double lo, double hi)
+{
+    if (!isfinite(v))
+        return "nan";
+    if (v < 0)
+        return "negative";
+    if (isfinite(lo) && isfinite(hi) && (v < lo || v > hi))
+        return "outside_ci";
+    return NULL;
+}
+
+static void logp_jsonl_est(FILE *f, const char *test, const char *metric, size_t size,
+                           const logp_est *e)
+{
+    struct bench_jsonl_rec r = bench_jsonl_rec_init(test, metric, "us", "estimate");
+    r.size = (long long)size;
+    r.value = e->v * US;
+    r.ci_lo = e->lo * US;
+    r.ci_hi = e->hi * US;
+    r.flag = logp_jsonl_flag(e->v, e->lo, e->hi);
+    bench_jsonl_write(f, "logp", &r);
+}
+
+void logp_jsonl_header(FILE *f, const logp_meta *m, double cap, double rel)
+{
+    char opts[160];
+    snprintf(opts, sizeof opts, "{\"time_cap_s\":%g,\"precision\":%g,\"clock_cost_us\":%.6g}", cap,
+             rel, m->clock_cost * US);
+    struct bench_jsonl_prov h = {.tool = "logp",
+                                 .flavour = bench_jsonl_flavour(m->library),
+                                 .library = m->library,
+                                 .version = m->library,
+                                 .transport = m->transport,
+                                 .hosts = m->hosts,
+                                 .host_each = sizeof m->hosts / 2,
+                                 .nhosts = 2,
+                                 .argc = m->argc,
+                                 .argv = m->argv,
+                                 .options = opts};
+    bench_jsonl_header(f, &h);
+}
+
+void logp_jsonl_row(FILE *f, const logp_row *r)
+{
+    logp_jsonl_est(f, "size", "half_rtt", r->size, &r->half_rtt);
+    logp_jsonl_est(f, "size", "o_s", r->size, &r->os);
+    logp_jsonl_est(f, "size", "o_r", r->size, &r->o_r);
+    logp_jsonl_est(f, "size", "g", r->size, &r->g);
+    logp_jsonl_est(f, "size", "L", r->size, &r->L);
+    struct bench_jsonl_rec e = bench_jsonl_rec_init("size", "rtt", "us", "median");
+    e.size = (long long)r->size;
+    e.value = r->rtt.median * US;
+    e.ci_lo = r->rtt.ci_lo * US;
+    e.ci_hi = r->rtt.ci_hi * US;
+    e.n = (long)r->rtt.n;
+    bench_jsonl_write(f, "logp", &e);
+}
+
+void logp_jsonl_summary(FILE *f, const logp_row *rows, const logp_loggp *fit)
+{
+    const logp_row *s = &rows[fit->small];
+    logp_jsonl_est(f, "loggp", "L", s->size, &s->L);
+    logp_jsonl_est(f, "loggp", "o_s", s->size, &s->os);
+    logp_jsonl_est(f, "loggp", "o_r", s->size, &s->o_r);
+    struct bench_jsonl_rec e = bench_jsonl_rec_init("loggp", "g", "us", "estimate");
+    e.value = fit->fit_ok ? fit->g0 * US : NAN;
+    e.ci_lo = fit->fit_ok ? (fit->low.a - 1.96 * fit->low.se_a) * US : NAN;
+    e.ci_hi = fit->fit_ok ? (fit->low.a + 1.96 * fit->low.se_a) * US : NAN;
+    e.flag = logp_jsonl_flag(e.value, e.ci_lo, e.ci_hi);
+    bench_jsonl_write(f, "logp", &e);
+    e.metric = "G";
+    e.unit = "us/B";
+    e.value = fit->fit_ok ? fit->G * US : NAN;
+    e.ci_lo = fit->fit_ok ? (fit->G - 1.96 * fit->high.se_b) * US : NAN;
+    e.ci_hi = fit->fit_ok ? (fit->G + 1.96 * fit->high.se_b) * US : NAN;
+    e.flag = logp_jsonl_flag(e.value, e.ci_lo, e.ci_hi);
+    bench_jsonl_write(f, "logp", &e);
+    e = bench_jsonl_rec_init("loggp", "bandwidth_G", "MB/s", "estimate");
+    e.value = fit->bw_G / 1e6;
+    bench_jsonl_write(f, "logp", &e);
+    e.metric = "bandwidth_pingpong";
+    e.size = (long long)rows[fit->large].size;
+    e.value = fit->bw_pingpong / 1e6;
+    bench_jsonl_write(f, "logp", &e);
 }

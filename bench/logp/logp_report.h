@@ -29,4 +29,12 @@ int logp_report_summary(FILE *out, const logp_meta *m, const logp_row *rows, siz
 int logp_report_json(FILE *o, const char *path, const logp_meta *m, const logp_row *rows, size_t n,
                      const logp_loggp *f);
 
+/* The --jsonl records (docs/results-jsonl.md), in microseconds: per size half_rtt, o_s, o_r,
+ * g, L (each with its interval, flagged when negative, NaN or outside it) and the round trip;
+ * then the LogGP summary (L, o_s, o_r at the smallest size, g0, G, the two bandwidths). */
+const char *logp_jsonl_flag(double v, double lo, double hi);
+void logp_jsonl_header(FILE *f, const logp_meta *m, double cap, double rel);
+void logp_jsonl_row(FILE *f, const logp_row *r);
+void logp_jsonl_summary(FILE *f, const logp_row *rows, const logp_loggp *fit);
+
 #endif

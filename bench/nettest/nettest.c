@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "comm.h"
+#include "jsonl.h"
 #include "nettest.h"
 #include "procs.h"
 
@@ -29,6 +30,7 @@ struct nettest_cell {
 
 struct nettest_out {
     FILE *out, *csv, *json;
+    FILE *jsonl;  /* --jsonl: one record per measurement */
     int progress; /* stderr is a terminal: show a progress line */
     double best[NT_NTESTS];
     int have[NT_NTESTS];
@@ -285,6 +287,9 @@ int main(int argc, char **argv)
     uint64_t msgno = 0;
 
     int hint = nettest_rank_hint();
+    const char *jsonl_path = NULL;
+    if (bench_jsonl_take_arg(&argc, argv, "nettest", &jsonl_path) != 0)
+        return 2;
     const char *corrupt = getenv("NETTEST_TEST_CORRUPT");
     if (corrupt != NULL)
         nettest_corrupt_at = strtoull(corrupt, NULL, 10);
@@ -310,6 +315,7 @@ int main(int argc, char **argv)
 
     if (comm_init(&argc, &argv) != 0)
         return 1;
+    double start0 = comm_wtime();
     c.me = comm_rank();
     c.np = comm_size();
     if (c.np < 2) {
@@ -351,6 +357,9 @@ int main(int argc, char **argv)
             status = 2;
         if (status == 0 && p.json != NULL &&
             (o.json = nettest_open(p.json, "--json", err, sizeof err)) == NULL)
+            status = 2;
+        if (status == 0 && jsonl_path != NULL &&
+            (o.jsonl = nettest_open(jsonl_path, "--jsonl", err, sizeof err)) == NULL)
             status = 2;
     }
     if (nettest_agree(status) != 0) {
@@ -413,6 +422,8 @@ int main(int argc, char **argv)
             nt_csv_begin(o.csv, &prov);
         if (o.json != NULL)
             nt_json_begin(o.json, &prov);
+        if (o.jsonl != NULL)
+            nt_jsonl_begin(o.jsonl, &prov, argc, argv);
     }
 
     comm_barrier();
@@ -466,6 +477,8 @@ int main(int argc, char **argv)
                     nt_json_result(o.json, &res, o.first_json);
                     o.first_json = 0;
                 }
+                if (o.jsonl != NULL)
+                    nt_jsonl_result(o.jsonl, &res);
             }
             if (c.me == 0) {
                 char v[32];
@@ -502,6 +515,11 @@ int main(int argc, char **argv)
     rc = 0;
 
 out:
+    if (o.jsonl != NULL &&
+        bench_jsonl_close(o.jsonl, "nettest", jsonl_path, rc == 0 ? "ok" : "error",
+                          comm_wtime() - start0) != 0 &&
+        rc == 0)
+        rc = 1;
     if (o.out != NULL && fclose(o.out) != 0 && rc == 0) {
         fprintf(stderr, "nettest: o: writing '%s' failed: %s\n", p.output, strerror(errno));
         rc = 1;

@@ -103,6 +103,11 @@ void nt_json_result(FILE *f, const struct nt_result *r, int first);
 /* best[t] is the best table value of test t; have[t] is 0 for tests that did not run. */
 void nt_json_end(FILE *f, const double *best, const int *have, double total_s);
 
+/* The --jsonl records (docs/results-jsonl.md): the header, then per result the network's
+ * rates (one record each) and every rank's local rate and median iteration time. */
+void nt_jsonl_begin(FILE *f, const struct nt_prov *v, int argc, char **argv);
+void nt_jsonl_result(FILE *f, const struct nt_result *r);
+
 /* check.c: the payload pattern, a function of sender, receiver, message number and offset. */
 void nt_fill(void *buf, size_t len, int from, int to, uint64_t msgno);
 /* Returns the first offset that differs from the pattern, or len when all match; on a

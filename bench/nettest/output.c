@@ -4,6 +4,7 @@
 
 #include "nettest.h"
 #include "json.h"
+#include "jsonl.h"
 
 const char *const nt_print_names[3] = {"average", "total", "local"};
 
@@ -149,4 +150,61 @@ void nt_json_end(FILE *f, const double *best, const int *have, double total_s)
     fputs("},\n  \"total_time_s\": ", f);
     output_json_number(f, total_s);
     fputs("\n}\n", f);
+}
+
+void nt_jsonl_begin(FILE *f, const struct nt_prov *v, int argc, char **argv)
+{
+    const struct nt_params *p = v->p;
+    char opts[512];
+    snprintf(opts, sizeof opts,
+             "{\"unit\":\"%c\",\"min_bytes\":%llu,\"max_bytes\":%llu,\"step\":%llu,"
+             "\"multiplier\":%llu,\"repeats\":%llu,\"iterations\":%llu,\"chaos\":%s,"
+             "\"print\":\"%s\",\"check\":%s}",
+             p->unit, (unsigned long long)(p->min * p->unit_bytes),
+             (unsigned long long)(p->max * p->unit_bytes), (unsigned long long)p->step,
+             (unsigned long long)p->multiplier, (unsigned long long)p->repeats,
+             (unsigned long long)p->iterations, p->chaos ? "true" : "false",
+             nt_print_names[p->print], p->check ? "true" : "false");
+    struct bench_jsonl_prov h = {.tool = "nettest",
+                                 .flavour = v->flavour[0] == 'M' ? "mpi" : "csn",
+                                 .library = v->library,
+                                 .version = v->library,
+                                 .transport = v->transport,
+                                 .hosts = v->hosts,
+                                 .host_each = v->host_each,
+                                 .nhosts = v->nprocs,
+                                 .argc = argc,
+                                 .argv = argv,
+                                 .options = opts};
+    bench_jsonl_header(f, &h);
+}
+
+void nt_jsonl_result(FILE *f, const struct nt_result *r)
+{
+    uint64_t links = nt_links(r->test, r->nprocs);
+    const char *name = nt_test_names[r->test];
+    struct bench_jsonl_rec e = bench_jsonl_rec_init(name, "rate_total", "MB/s", "sample");
+    e.size = (long long)r->len;
+    e.repeat = (int)r->repeat;
+    e.value = nt_rate_total(r->len, links, r->tglobal);
+    bench_jsonl_write(f, "nettest", &e);
+    e.metric = "rate_avg";
+    e.value = nt_rate_avg(r->len, links, r->tglobal);
+    bench_jsonl_write(f, "nettest", &e);
+    e.metric = "window";
+    e.unit = "s";
+    e.value = r->tglobal;
+    bench_jsonl_write(f, "nettest", &e);
+    for (int k = 0; k < r->nprocs; k++) {
+        const struct nt_stats *s = &r->rank[k];
+        e.rank = k;
+        e.metric = "rate_local";
+        e.unit = "MB/s";
+        e.value = nt_rate_local(r->len, nt_nlocal(r->test, r->nprocs, k), s->mean);
+        bench_jsonl_write(f, "nettest", &e);
+        e.metric = "time_median";
+        e.unit = "s";
+        e.value = s->median;
+        bench_jsonl_write(f, "nettest", &e);
+    }
 }

@@ -66,6 +66,8 @@ void nt_usage(FILE *f, const char *prog)
         "  --csv FILE   every measured value: per repeat, size, test and rank, the mean, min,\n"
         "               median and max iteration time, and the rates; provenance as # lines\n"
         "  --json FILE  the same values and the provenance (hosts, library, transport, options)\n"
+        "  --jsonl FILE one JSON Lines record per measurement, written as it arrives\n"
+        "               (docs/results-jsonl.md)\n"
         "  --help       this text\n"
         "Rates are in MB/s with 1 MB = 10^6 bytes. A logical link is an unordered pair of nodes:\n"
         "Star has P-1, Chaos P(P-1)/2, Ring P (a ring of two is one link, crossed once each way).\n"

@@ -10,6 +10,7 @@
 #include "comm.h"
 #include "ppcommon.h"
 #include "json.h"
+#include "jsonl.h"
 
 enum { PP_LAT = 1, PP_BW = 2, PP_BIBW = 4 };
 #define PP_ACK_LEN 4
@@ -27,6 +28,9 @@ static const char pingpong_usage[] =
     "  --help             this text\n"
     "  --version          the version\n"
     BENCH_SIZE_RULES;
+
+/* --jsonl (rank 0): every sample, the median and the best value, as they are measured. */
+static FILE *pingpong_jsonl;
 
 struct pingpong_opts {
     struct pp_common c;
@@ -240,6 +244,14 @@ static long pingpong_calibrate(struct pingpong_ctx *c, const struct pp_common *o
     return iters;
 }
 
+/* A --jsonl record of test (its name, metric and unit). */
+static struct bench_jsonl_rec pingpong_jsonl_rec(unsigned test, const char *statistic)
+{
+    if (test == PP_LAT)
+        return bench_jsonl_rec_init("lat", "latency", "us", statistic);
+    return bench_jsonl_rec_init(test == PP_BW ? "bw" : "bibw", "bandwidth", "MB/s", statistic);
+}
+
 /* Runs one test at one size: calibration, then o->samples checked batches. Fills the
  * median and the best value (min latency, max bandwidth). */
 static void pingpong_run(struct pingpong_ctx *c, const struct pp_common *o, unsigned test,
@@ -274,7 +286,28 @@ static void pingpong_run(struct pingpong_ctx *c, const struct pp_common *o, unsi
             v[s] = (test == PP_BIBW ? 2.0 : 1.0) * bytes / t / 1e6;
     }
     *best = test == PP_LAT ? pp_min(v, o->samples) : pp_max(v, o->samples);
+    if (pingpong_jsonl != NULL) {
+        struct bench_jsonl_rec e = pingpong_jsonl_rec(test, "sample");
+        e.size = (long long)size;
+        for (int s = 0; s < o->samples; s++) {
+            e.repeat = s + 1;
+            e.value = v[s];
+            bench_jsonl_write(pingpong_jsonl, "pingpong", &e);
+        }
+        e.repeat = 0;
+        e.n = o->samples;
+        e.statistic = test == PP_LAT ? "min" : "max";
+        e.value = *best;
+        bench_jsonl_write(pingpong_jsonl, "pingpong", &e);
+    }
     *med = pp_median(v, o->samples);
+    if (pingpong_jsonl != NULL) {
+        struct bench_jsonl_rec e = pingpong_jsonl_rec(test, "median");
+        e.size = (long long)size;
+        e.n = o->samples;
+        e.value = *med;
+        bench_jsonl_write(pingpong_jsonl, "pingpong", &e);
+    }
     *iters_out = iters;
     *window_out = window;
 }
@@ -383,12 +416,16 @@ int main(int argc, char **argv)
     if (bench_version(argc, argv))
         return 0;
     bench_quiet_begin(quiet); /* --help and usage errors from rank 0 only */
+    const char *jsonl_path = NULL;
+    if (bench_jsonl_take_arg(&argc, argv, "pingpong", &jsonl_path) != 0)
+        return 2;
     int rc = pingpong_parse(argc, argv, &o);
     bench_quiet_end(quiet, rc);
     if (rc != 0)
         return rc == 1 ? 0 : 2;
     if (comm_init(&argc, &argv) != 0)
         return 1;
+    double start0 = comm_wtime();
 
     struct pingpong_ctx c = {.check = o.check};
     struct pingpong_row *rows = NULL;
@@ -416,6 +453,9 @@ int main(int argc, char **argv)
             ok = 0;
         }
     }
+    if (c.rank == 0 && ok && jsonl_path != NULL &&
+        (pingpong_jsonl = bench_jsonl_open(jsonl_path, "pingpong")) == NULL)
+        ok = 0;
     comm_bcast_int(&ok, 1);
     if (!ok) {
         rc = 2;
@@ -443,6 +483,26 @@ int main(int argc, char **argv)
         hosts[PP_HOST_LEN - 1] = hosts[2 * PP_HOST_LEN - 1] = '\0';
         snprintf(hostlist, sizeof hostlist, "%s,%s", hosts, hosts + PP_HOST_LEN);
         pingpong_print_header(&o, hostlist);
+        if (pingpong_jsonl != NULL) {
+            char opts[256];
+            snprintf(opts, sizeof opts,
+                     "{\"samples\":%d,\"iters\":%ld,\"window\":%d,\"window_bytes\":%zu,"
+                     "\"sample_ms\":%g,\"tests\":%u,\"check\":%s}",
+                     o.c.samples, o.c.iters, o.c.window, o.c.window_bytes, o.c.sample_ms, o.tests,
+                     o.check ? "true" : "false");
+            struct bench_jsonl_prov h = {.tool = "pingpong",
+                                         .flavour = bench_jsonl_flavour(comm_library()),
+                                         .library = comm_library(),
+                                         .version = comm_library(),
+                                         .transport = comm_transport(),
+                                         .hosts = hosts,
+                                         .host_each = PP_HOST_LEN,
+                                         .nhosts = 2,
+                                         .argc = argc,
+                                         .argv = argv,
+                                         .options = opts};
+            bench_jsonl_header(pingpong_jsonl, &h);
+        }
     }
 
     for (int i = 0; i < o.c.sizes.n; i++) {
@@ -472,6 +532,12 @@ int main(int argc, char **argv)
     comm_barrier();
 
 out:
+    if (pingpong_jsonl != NULL &&
+        bench_jsonl_close(pingpong_jsonl, "pingpong", jsonl_path, rc == 0 ? "ok" : "error",
+                          comm_wtime() - start0) != 0 &&
+        rc == 0)
+        rc = 1;
+    pingpong_jsonl = NULL;
     if (json != NULL)
         fclose(json);
     free(hosts);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "csn.h"
+#include "jsonl.h"
 #include "pipeline.h"
 #include "report.h"
 
@@ -214,6 +215,10 @@ int main(int argc, char **argv)
     csn_netid *peers = NULL;
     struct pl_result *res = NULL;
     int rc = 1;
+    const char *jsonl_path = NULL;
+    FILE *jsonl = NULL;
+    if (bench_jsonl_take_arg(&argc, argv, "pipeline", &jsonl_path) != 0)
+        return pl_quiet_exit(pl_env_rank(), 2);
 
     if (bench_version(argc, argv))
         return 0;
@@ -254,6 +259,10 @@ int main(int argc, char **argv)
     n.node = csn_job_rank();
     n.nnode = csn_job_size();
     c.n = &n;
+    if (n.node == 0 && jsonl_path && !(jsonl = bench_jsonl_open(jsonl_path, "pipeline"))) {
+        rc = 2;
+        goto out_close;
+    }
     snprintf(c.who, sizeof c.who, "node %d", n.node);
     if (n.nnode > PL_MAX_NODE || (uint64_t)n.nnode * o.nbuf > 0x7fffffffu) {
         if (n.node == 0)
@@ -327,6 +336,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "pipeline: --json %s: %s\n", o.json, strerror(errno));
             goto out_unmap;
         }
+        if (jsonl) {
+            FILE *f = jsonl;
+            jsonl = NULL;
+            if (pl_report_jsonl(f, jsonl_path, &o, n.nnode, res, argc, argv))
+                goto out_unmap;
+        }
     }
     rc = 0;
     goto out_unmap;
@@ -342,6 +357,8 @@ abort:
 out_unmap:
     munmap(n.sh, n.map_len);
 out_close:
+    if (jsonl)
+        fclose(jsonl);
     csn_close(&t);
     pl_children_free(&c);
     free(peers);

@@ -55,6 +55,8 @@ void pl_usage(FILE *f)
         "  --sink mem|none|FILE  last phase writes its buffers to memory or to FILE (default\n"
         "                   mem); none: it gives them back unread\n"
         "  --json FILE      also write the results as JSON (rank 0)\n"
+        "  --jsonl FILE     also write one JSON Lines record per measurement\n"
+        "                   (docs/results-jsonl.md)\n"
         "  --timeout SEC    longest single wait before a process gives up (default 60)\n"
         "  --threads        phases, senders and receivers are threads of the node process,\n"
         "                   each sender and receiver with its own csn transport (default:\n"

@@ -6,6 +6,7 @@
 #include "csn.h"
 #include "report.h"
 #include "json.h"
+#include "jsonl.h"
 
 #define PL_SYNC_DESC "futex counters in a MAP_SHARED|MAP_ANONYMOUS mapping"
 
@@ -127,4 +128,66 @@ int pl_report_json(const char *path, const struct pl_opts *o, int nnode, const s
         return -1;
     }
     return fclose(f) ? -1 : 0;
+}
+
+/* A source or sink as a word that needs no escaping: mem, none or file. */
+static const char *pl_jsonl_kind(const char *s)
+{
+    return !s ? "mem" : !strcmp(s, "none") ? "none" : "file";
+}
+
+int pl_report_jsonl(FILE *f, const char *path, const struct pl_opts *o, int nnode,
+                    const struct pl_result *r, int argc, char **argv)
+{
+    struct pl_figures g;
+    pl_figures_compute(o, nnode, r, &g);
+    char opts[256], *hosts = calloc((size_t)nnode, sizeof r[0].host);
+    if (!hosts) {
+        fclose(f);
+        return -1;
+    }
+    for (int i = 0; i < nnode; i++)
+        memcpy(hosts + (size_t)i * sizeof r[0].host, r[i].host, sizeof r[0].host);
+    snprintf(opts, sizeof opts,
+             "{\"nphase\":%d,\"bufsize\":%llu,\"nbuf\":%llu,\"mode\":\"%s\",\"lead\":%llu,"
+             "\"source\":\"%s\",\"sink\":\"%s\"}",
+             o->nphase, (unsigned long long)o->bufsize, (unsigned long long)o->nbuf,
+             o->threads ? "threads" : "processes", (unsigned long long)o->lead,
+             pl_jsonl_kind(o->source), pl_jsonl_kind(o->sink));
+    struct bench_jsonl_prov h = {.tool = "pipeline",
+                                 .flavour = "csn",
+                                 .library = "csn",
+                                 .version = csn_version(),
+                                 .transport = csn_transport_name(),
+                                 .hosts = hosts,
+                                 .host_each = sizeof r[0].host,
+                                 .nhosts = nnode,
+                                 .argc = argc,
+                                 .argv = argv,
+                                 .options = opts};
+    bench_jsonl_header(f, &h);
+    free(hosts);
+    struct bench_jsonl_rec e = bench_jsonl_rec_init("alltoall", "rate_all", "MB/s", "sample");
+    e.size = (long long)o->bufsize;
+    e.value = g.mbps_all;
+    bench_jsonl_write(f, "pipeline", &e);
+    e.metric = "rate_between";
+    e.value = g.mbps_between;
+    bench_jsonl_write(f, "pipeline", &e);
+    e.metric = "time_max";
+    e.unit = "s";
+    e.value = g.tmax;
+    bench_jsonl_write(f, "pipeline", &e);
+    for (int i = 0; i < nnode; i++) {
+        e.rank = r[i].node;
+        e.metric = "time";
+        e.unit = "s";
+        e.value = r[i].seconds;
+        bench_jsonl_write(f, "pipeline", &e);
+        e.metric = "rate_node";
+        e.unit = "MB/s";
+        e.value = r[i].seconds > 0 ? (double)g.node_bytes / r[i].seconds / PL_MB : NAN;
+        bench_jsonl_write(f, "pipeline", &e);
+    }
+    return bench_jsonl_close(f, "pipeline", path, "ok", g.tmax);
 }

@@ -29,5 +29,9 @@ void pl_report_header(FILE *f, const struct pl_opts *o, int nnode);
 void pl_report_table(FILE *f, const struct pl_opts *o, int nnode, const struct pl_result *r);
 /* 0, or -1 with errno set. */
 int pl_report_json(const char *path, const struct pl_opts *o, int nnode, const struct pl_result *r);
+/* The --jsonl records (docs/results-jsonl.md) to f (opened before the run), then closes it:
+ * header, aggregate rates, per node time and rate. 0, or -1 after one line on stderr. */
+int pl_report_jsonl(FILE *f, const char *path, const struct pl_opts *o, int nnode,
+                    const struct pl_result *r, int argc, char **argv);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "ttcomm.h"
 #include "json.h"
+#include "jsonl.h"
 
 #ifdef TT_MPI
 #define TT_PROG "threadtest-mpi"
@@ -92,6 +93,8 @@ static void tt_usage(FILE *f)
             "  --conn-per-thread  csn: one connection per transport instead of one shared\n"
             "                     per peer process (sets CSN_CONN_PER_TRANSPORT=1)\n"
             "  --json FILE        also write the results as JSON to FILE\n"
+            "  --jsonl FILE       also write one JSON Lines record per measurement\n"
+            "                     (docs/results-jsonl.md)\n"
             "  --help             this text\n"
             "  --version          the version\n"
             BENCH_SIZE_RULES
@@ -413,6 +416,64 @@ static void tt_sync(struct tt_worker *w)
     pthread_barrier_wait(&tt_bar);
 }
 
+/* --jsonl (rank 0): the header once the library is up, then a record per figure. */
+static const char *tt_jsonl_path;
+static FILE *tt_jsonl;
+static char **tt_argv;
+static int tt_argc;
+
+static void tt_jsonl_header(void)
+{
+    if (tt_jsonl == NULL)
+        return;
+    char opts[256], host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '?';
+    snprintf(opts, sizeof opts,
+             "{\"window\":%d,\"max_iters\":%d,\"max_windows\":%d,\"time_per_run_s\":%g,"
+             "\"check\":%s,\"conn_per_thread\":%s}",
+             tt_o.window, tt_o.iters, tt_o.windows, tt_o.budget, tt_o.check ? "true" : "false",
+             tt_o.conn_per_thread ? "true" : "false");
+    struct bench_jsonl_prov h = {.tool = "threadtest",
+                                 .flavour = bench_jsonl_flavour(tt_library()),
+                                 .library = tt_library(),
+                                 .version = tt_library(),
+                                 .transport = tt_transport(),
+                                 .hosts = host,
+                                 .host_each = sizeof host,
+                                 .nhosts = 1,
+                                 .nprocs = 2,
+                                 .argc = tt_argc,
+                                 .argv = tt_argv,
+                                 .options = opts};
+    bench_jsonl_header(tt_jsonl, &h);
+}
+
+static void tt_jsonl_result(const struct tt_result *r)
+{
+    if (tt_jsonl == NULL)
+        return;
+    struct bench_jsonl_rec e = bench_jsonl_rec_init("pingpong", "latency", "us", "mean");
+    e.size = (long long)r->size;
+    e.threads = r->threads;
+    e.n = r->iters;
+    e.value = r->lat_avg_us;
+    bench_jsonl_write(tt_jsonl, "threadtest", &e);
+    e.statistic = "max";
+    e.value = r->lat_max_us;
+    bench_jsonl_write(tt_jsonl, "threadtest", &e);
+    e = bench_jsonl_rec_init("stream", "msg_rate", "msg/s", "aggregate");
+    e.size = (long long)r->size;
+    e.threads = r->threads;
+    e.n = r->windows;
+    e.value = r->msg_rate;
+    bench_jsonl_write(tt_jsonl, "threadtest", &e);
+    e.metric = "bandwidth";
+    e.unit = "MB/s";
+    e.value = r->msg_rate * (double)r->size / 1e6;
+    bench_jsonl_write(tt_jsonl, "threadtest", &e);
+}
+
 /* Thread 0 of rank 0, after the barrier that ends a configuration. */
 static void tt_report(int threads, size_t len)
 {
@@ -436,6 +497,7 @@ static void tt_report(int threads, size_t len)
     r->msg_rate = windows * tt_o.window / (t1 - t0);
     r->iters = (int)(iters / threads + 0.5);
     r->windows = (int)(windows / threads + 0.5);
+    tt_jsonl_result(r);
     printf("%8d %9zu %12.2f %12.2f %14.0f %12.1f %9d %8d\n", threads, len, r->lat_avg_us,
            r->lat_max_us, r->msg_rate, r->msg_rate * (double)len / 1e6, r->iters, r->windows);
     fflush(stdout);
@@ -506,6 +568,7 @@ static void tt_header(void)
     printf("#threads      size   lat_avg_us   lat_max_us      msg_per_s     MB_per_s     "
            "iters  windows\n");
     fflush(stdout);
+    tt_jsonl_header();
 }
 
 static void *tt_worker_main(void *arg)
@@ -566,12 +629,27 @@ int main(int argc, char **argv)
     int rc = 0;
     if (bench_version(argc, argv))
         return 0;
+    if (bench_jsonl_take_arg(&argc, argv, TT_PROG, &tt_jsonl_path) != 0)
+        return 2;
+    tt_argc = argc;
+    tt_argv = argv;
     tt_parse_args(argc, argv);
     for (int i = 0; i < tt_o.nthreads; i++)
         if (tt_o.threads[i] > tt_tmax)
             tt_tmax = tt_o.threads[i];
-    if ((rc = tt_init(&argc, &argv, tt_o.conn_per_thread)) != 0)
+    /* The --jsonl file is rank 0's, opened before the job starts: a bad path fails at once. */
+    if (tt_early_rank() == 0 && tt_jsonl_path != NULL &&
+        (tt_jsonl = bench_jsonl_open(tt_jsonl_path, TT_PROG)) == NULL)
+        return 2;
+    if ((rc = tt_init(&argc, &argv, tt_o.conn_per_thread)) != 0) {
+        if (tt_jsonl != NULL)
+            fclose(tt_jsonl);
         return rc;
+    }
+    if (tt_rank() != 0 && tt_jsonl != NULL) { /* the launcher's rank was not known early */
+        fclose(tt_jsonl);
+        tt_jsonl = NULL;
+    }
     if (tt_size() != 2) {
         if (tt_rank() == 0)
             fprintf(stderr, TT_PROG ": needs exactly 2 processes, has %d (%s)\n", tt_size(),
@@ -581,12 +659,15 @@ int main(int argc, char **argv)
                     "csnrun -np 2 threadtest"
 #endif
             );
+        if (tt_jsonl != NULL)
+            fclose(tt_jsonl);
         tt_finalize();
         return 2;
     }
     if (tt_rank() == 0 && tt_tmax > 32) /* the set-up takes a while: say what is going on */
         fprintf(stderr, TT_PROG ": starting %d threads per process, each with its own endpoint\n",
                 tt_tmax);
+    double tt_start = tt_wtime();
     tt_w = calloc((size_t)tt_tmax, sizeof *tt_w);
     if (tt_w == NULL || pthread_barrier_init(&tt_bar, NULL, (unsigned)tt_tmax) != 0)
         tt_fail("cannot set up %d threads", tt_tmax);
@@ -599,6 +680,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < tt_tmax; i++)
         pthread_join(tt_w[i].th, NULL);
     if (tt_rank() == 0 && tt_o.json != NULL && tt_write_json(tt_o.json) != 0)
+        rc = 1;
+    if (bench_jsonl_close(tt_jsonl, "threadtest", tt_jsonl_path, rc == 0 ? "ok" : "error",
+                          tt_wtime() - tt_start) != 0)
         rc = 1;
     pthread_barrier_destroy(&tt_bar);
     free(tt_w);
