@@ -1,6 +1,7 @@
 /* poll.c: the progress engine: reading connections (the reader's events to the protocol),
  * accepting, the epoll set and the rings, and the end of connections. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +15,29 @@
 #include "core/teardown.h"
 
 static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops *kind);
+
+/* A descriptor kept in reserve for taking in a peer's HELLO: mapping its shared-memory segment
+ * opens one more file, and a rank at its descriptor limit (strangers holding the rest) would
+ * otherwise drop its real peer for want of it. Released just before csni_peer_accept, taken
+ * again after (and at every accept while missing). */
+static _Atomic int poll_spare = -1;
+
+static void poll_spare_take(void)
+{
+    if (atomic_load_explicit(&poll_spare, memory_order_relaxed) >= 0)
+        return;
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int none = -1;
+    if (fd >= 0 && !atomic_compare_exchange_strong(&poll_spare, &none, fd))
+        close(fd);
+}
+
+static void poll_spare_give(void)
+{
+    int fd = atomic_exchange(&poll_spare, -1);
+    if (fd >= 0)
+        close(fd);
+}
 
 /* Reports the connections that ended since the last look to their peers: a peer whose last
  * connection ended is lost. A connection it made just before dying may still wait in our
@@ -61,7 +85,9 @@ static void poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
         } else if (ev == CSNI_RX_PLACED) {
             csni_proto_placed(c, csni_conn_frame(c), &done);
         } else if (ev == CSNI_RX_HELLO) {
+            poll_spare_give();
             csni_peer_accept(p, c);
+            poll_spare_take();
         } else {
             if (ev == CSNI_RX_FAILED)
                 csni_proto_abandon(&done);
@@ -133,6 +159,7 @@ static uint64_t poll_timers(struct csni_proc *p, uint64_t nap_ns)
 
 static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops *kind)
 {
+    poll_spare_take();
     for (;;) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
