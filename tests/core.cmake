@@ -84,3 +84,23 @@ foreach(tr shm unix tcp)
   set_tests_properties(core_bogus_${tr} PROPERTIES TIMEOUT 60
     ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20")
 endforeach()
+
+# Issue 16's regression tests (tests/core/test_harden.c): every argument rule inside a real
+# job on each transport; outsiders' connections to a rank and to the name service during a
+# checked exchange (descriptors and latency come back); a rank at its descriptor limit;
+# squatted shared-memory names; a small-message flood against CSN_UNEXPECTED_LIMIT.
+add_executable(test_harden core/test_harden.c)
+target_link_libraries(test_harden csn_internal Threads::Threads)
+foreach(tr shm unix tcp)
+  add_test(NAME core_harden_args_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_harden> args)
+  set_tests_properties(core_harden_args_${tr} PROPERTIES TIMEOUT 60
+    ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20")
+endforeach()
+add_test(NAME core_harden_outsider COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_harden> outsider)
+add_test(NAME core_harden_emfile COMMAND ${CSNRUN} -np 3 $<TARGET_FILE:test_harden> emfile)
+add_test(NAME core_harden_squat COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_harden> squat)
+set_tests_properties(core_harden_outsider core_harden_emfile core_harden_squat PROPERTIES
+  TIMEOUT 40 ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20")
+add_test(NAME core_harden_flood COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_harden> flood 200000)
+set_tests_properties(core_harden_flood PROPERTIES TIMEOUT 40
+  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20;CSN_UNEXPECTED_LIMIT=8388608")
