@@ -104,3 +104,26 @@ set_tests_properties(core_harden_outsider core_harden_emfile core_harden_squat P
 add_test(NAME core_harden_flood COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_harden> flood 200000)
 set_tests_properties(core_harden_flood PROPERTIES TIMEOUT 40
   ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20;CSN_UNEXPECTED_LIMIT=8388608")
+
+# libFuzzer targets (clang only; .ci/run runs each 60 s): the shm ring's record reader, and
+# the connection reader with the protocol behind it (a lone process's transports, a fake
+# accepted connection). Seed corpora in core/fuzz/corpus_*; a short run here.
+if(CMAKE_C_COMPILER_ID STREQUAL "Clang")
+  add_executable(fuzz_ring core/fuzz/fuzz_ring.c)
+  target_include_directories(fuzz_ring PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+  target_compile_options(fuzz_ring PRIVATE -fsanitize=fuzzer,address)
+  target_link_options(fuzz_ring PRIVATE -fsanitize=fuzzer,address)
+  file(GLOB_RECURSE CSN_FUZZ_LIB ${PROJECT_SOURCE_DIR}/src/*.c)
+  list(FILTER CSN_FUZZ_LIB EXCLUDE REGEX ".*/fuzz_[^/]*\\.c$")
+  add_executable(fuzz_conn core/fuzz/fuzz_conn.c ${CSN_FUZZ_LIB})
+  target_include_directories(fuzz_conn PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+  target_compile_definitions(fuzz_conn PRIVATE CSN_BUILDING CSN_LOCKCHECK)
+  target_compile_options(fuzz_conn PRIVATE -fsanitize=fuzzer,address)
+  target_link_options(fuzz_conn PRIVATE -fsanitize=fuzzer,address)
+  target_link_libraries(fuzz_conn Threads::Threads)
+  foreach(fz ring conn)
+    add_test(NAME core_fuzz_${fz} COMMAND fuzz_${fz} -max_total_time=20 -seed=1 -timeout=10
+             ${CMAKE_CURRENT_SOURCE_DIR}/core/fuzz/corpus_${fz})
+    set_tests_properties(core_fuzz_${fz} PROPERTIES TIMEOUT 90)
+  endforeach()
+endif()
