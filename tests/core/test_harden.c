@@ -429,7 +429,11 @@ static void mode_outsider(void)
         o = outsider_fork(1, 2000, 300, 600, 1.0);
     setup();
     pair_exchange(64, 1);
-    double before = latency_us();
+    double before = 1e9;
+    for (int i = 0; i < 3; i++) {
+        double us = latency_us();
+        before = us < before ? us : before;
+    }
     int fd0 = count_fds();
     CHECK_OK(csn_job_barrier(T));
     /* a checked exchange all through the attack; the first word says whether it is over */
@@ -475,7 +479,13 @@ static void mode_outsider(void)
         fds = count_fds();
     }
     CHECK_OK(csn_job_barrier(T));
-    double after = latency_us();
+    /* best of a few tries: on a loaded host (two ranks on one free core) a try can take a time
+     * slice per message; the slowdown being checked for is for good, every try shows it */
+    double after = 1e9;
+    for (int i = 0; i < 5; i++) {
+        double us = latency_us();
+        after = us < after ? us : after;
+    }
     printf("rank %d: %d checked round trips during the attack; descriptors %d before, %d "
            "after; 8 B latency %.2f us before, %.2f us after\n",
            rank, rounds, fd0, fds, before, after);
@@ -699,7 +709,18 @@ int main(int argc, char **argv)
         mode_outsider();
     else if (strcmp(argv[1], "emfile") == 0)
         mode_emfile();
-    else if (strcmp(argv[1], "squat") == 0)
+    else if (strcmp(argv[1], "latency") == 0) { /* not a test: 8 B latency, three times */
+        setup();
+        pair_exchange(64, 1);
+        for (int i = 0; i < 3; i++) {
+            double us = latency_us();
+            if (rank == 0)
+                printf("8 B latency %.2f us\n", us);
+            if (i == 1)
+                CHECK_OK(csn_job_barrier(T));
+        }
+        CHECK_OK(csn_close(&T));
+    } else if (strcmp(argv[1], "squat") == 0)
         mode_squat();
     else if (strcmp(argv[1], "flood") == 0)
         mode_flood(argc > 2 ? atol(argv[2]) : 200000);
