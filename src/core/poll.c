@@ -105,21 +105,39 @@ static void poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
  * connect, so it is never the one waiting. */
 #define POLL_HELLO_NS (5 * 1000000000ull)
 #define POLL_STRANGERS 256
+/* When c is a live connection still waiting for its HELLO: its birth time, else 0. Its
+ * fields are the reader's (csni_conn_bind writes pp under the reader lock): a connection whose
+ * reader is at work is not looked at now. */
+static uint64_t poll_stranger_born(struct csni_conn *c)
+{
+    uint64_t born = 0;
+    if (atomic_load(&c->dead) || !csni_conn_rx_trylock(c))
+        return 0;
+    if (!c->pp && !atomic_load(&c->dead))
+        born = c->born_ns;
+    csni_conn_rx_unlock(c);
+    return born;
+}
+
 static void poll_strangers(struct csni_proc *p, bool over)
 {
     if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) == 0)
         return;
-    uint64_t now = csni_now_ns();
+    uint64_t now = csni_now_ns(), oldest_born = 0;
     struct csni_conn *oldest = NULL;
     for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
-        if (c->pp || c->dead || c->born_ns == 0)
+        uint64_t born = poll_stranger_born(c);
+        if (born == 0)
             continue;
-        if (now - c->born_ns > POLL_HELLO_NS)
+        if (now - born > POLL_HELLO_NS)
             csni_conn_fail(c, "no hello within the handshake deadline");
-        else if (!oldest || c->born_ns < oldest->born_ns)
+        else if (!oldest || born < oldest_born) {
             oldest = c;
+            oldest_born = born;
+        }
     }
-    if (over && oldest)
+    /* still a stranger (its HELLO may have come meanwhile) */
+    if (over && oldest && poll_stranger_born(oldest) == oldest_born)
         csni_conn_fail(oldest, "too many connections waiting for their hello");
     poll_reap(p);
 }
