@@ -122,7 +122,9 @@ if(CMAKE_C_COMPILER_ID STREQUAL "Clang")
   target_link_options(fuzz_conn PRIVATE -fsanitize=fuzzer,address)
   target_link_libraries(fuzz_conn Threads::Threads)
   foreach(fz ring conn)
-    add_test(NAME core_fuzz_${fz} COMMAND fuzz_${fz} -max_total_time=20 -seed=1 -timeout=10
+    # new inputs go to the first directory (in the build tree), the seeds are only read
+    add_test(NAME core_fuzz_${fz} COMMAND sh -c "mkdir -p \"$1\" && exec \"$0\" -max_total_time=20 -seed=1 -timeout=10 \"$1\" \"$2\""
+             $<TARGET_FILE:fuzz_${fz}> ${CMAKE_CURRENT_BINARY_DIR}/fuzz_out_${fz}
              ${CMAKE_CURRENT_SOURCE_DIR}/core/fuzz/corpus_${fz})
     set_tests_properties(core_fuzz_${fz} PROPERTIES TIMEOUT 90)
   endforeach()

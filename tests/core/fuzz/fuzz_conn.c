@@ -23,6 +23,7 @@
 #include "core/conn.h"
 #include "core/match.h"
 #include "core/peer.h"
+#include "core/poll.h"
 #include "core/state.h"
 #include "csn.h"
 #include "wire/frame.h"
