@@ -84,3 +84,48 @@ foreach(tr shm unix tcp)
   set_tests_properties(core_bogus_${tr} PROPERTIES TIMEOUT 60
     ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20")
 endforeach()
+
+# Issue 16's regression tests (tests/core/test_harden.c): every argument rule inside a real
+# job on each transport; outsiders' connections to a rank and to the name service during a
+# checked exchange (descriptors and latency come back); a rank at its descriptor limit;
+# squatted shared-memory names; a small-message flood against CSN_UNEXPECTED_LIMIT.
+add_executable(test_harden core/test_harden.c)
+target_link_libraries(test_harden csn_internal Threads::Threads)
+foreach(tr shm unix tcp)
+  add_test(NAME core_harden_args_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_harden> args)
+  set_tests_properties(core_harden_args_${tr} PROPERTIES TIMEOUT 60
+    ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20")
+endforeach()
+add_test(NAME core_harden_outsider COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_harden> outsider)
+add_test(NAME core_harden_emfile COMMAND ${CSNRUN} -np 3 $<TARGET_FILE:test_harden> emfile)
+add_test(NAME core_harden_squat COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_harden> squat)
+set_tests_properties(core_harden_outsider core_harden_emfile core_harden_squat PROPERTIES
+  TIMEOUT 40 ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20")
+add_test(NAME core_harden_flood COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_harden> flood 200000)
+set_tests_properties(core_harden_flood PROPERTIES TIMEOUT 40
+  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20;CSN_UNEXPECTED_LIMIT=8388608")
+
+# libFuzzer targets (clang only; .ci/run runs each 60 s): the shm ring's record reader, and
+# the connection reader with the protocol behind it (a lone process's transports, a fake
+# accepted connection). Seed corpora in core/fuzz/corpus_*; a short run here.
+if(CMAKE_C_COMPILER_ID STREQUAL "Clang")
+  add_executable(fuzz_ring core/fuzz/fuzz_ring.c)
+  target_include_directories(fuzz_ring PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+  target_compile_options(fuzz_ring PRIVATE -fsanitize=fuzzer,address)
+  target_link_options(fuzz_ring PRIVATE -fsanitize=fuzzer,address)
+  file(GLOB_RECURSE CSN_FUZZ_LIB ${PROJECT_SOURCE_DIR}/src/*.c)
+  list(FILTER CSN_FUZZ_LIB EXCLUDE REGEX ".*/fuzz_[^/]*\\.c$")
+  add_executable(fuzz_conn core/fuzz/fuzz_conn.c ${CSN_FUZZ_LIB})
+  target_include_directories(fuzz_conn PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+  target_compile_definitions(fuzz_conn PRIVATE CSN_BUILDING CSN_LOCKCHECK)
+  target_compile_options(fuzz_conn PRIVATE -fsanitize=fuzzer,address)
+  target_link_options(fuzz_conn PRIVATE -fsanitize=fuzzer,address)
+  target_link_libraries(fuzz_conn Threads::Threads)
+  foreach(fz ring conn)
+    # new inputs go to the first directory (in the build tree), the seeds are only read
+    add_test(NAME core_fuzz_${fz} COMMAND sh -c "mkdir -p \"$1\" && exec \"$0\" -max_total_time=20 -seed=1 -timeout=10 \"$1\" \"$2\""
+             $<TARGET_FILE:fuzz_${fz}> ${CMAKE_CURRENT_BINARY_DIR}/fuzz_out_${fz}
+             ${CMAKE_CURRENT_SOURCE_DIR}/core/fuzz/corpus_${fz})
+    set_tests_properties(core_fuzz_${fz} PROPERTIES TIMEOUT 90)
+  endforeach()
+endif()

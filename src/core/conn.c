@@ -100,10 +100,14 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
         csni_lock_init(&c->rx_lock, CSNI_RANK_READER);
         csni_lock_init(&c->tx_lock, CSNI_RANK_WRITER);
     }
-    if (!(c->rbuf = malloc(CONN_RBUF)))
-        goto fail;
     if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
         goto fail;
+    /* A reused structure is on the list: pollers read these under its locks (csni_conn_arm) */
+    if (old) {
+        csni_conn_rx_lock(c);
+        csni_lock(&c->tx_lock);
+    }
+    c->rbuf = malloc(CONN_RBUF);
     c->fd = fd;
     c->p = p;
     c->pp = pp;
@@ -114,6 +118,12 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
         shm->bell_fd = fd;
     atomic_store(&c->ring, shm);
     c->link = shm ? &conn_ring_link : &conn_sock_link;
+    if (old) {
+        csni_unlock(&c->tx_lock);
+        csni_conn_rx_unlock(c);
+    }
+    if (!c->rbuf)
+        goto fail;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
         goto fail;

@@ -1,6 +1,7 @@
 /* poll.c: the progress engine: reading connections (the reader's events to the protocol),
  * accepting, the epoll set and the rings, and the end of connections. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +15,29 @@
 #include "core/teardown.h"
 
 static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops *kind);
+
+/* A descriptor kept in reserve for taking in a peer's HELLO: mapping its shared-memory segment
+ * opens one more file, and a rank at its descriptor limit (strangers holding the rest) would
+ * otherwise drop its real peer for want of it. Released just before csni_peer_accept, taken
+ * again after (and at every accept while missing). */
+static _Atomic int poll_spare = -1;
+
+static void poll_spare_take(void)
+{
+    if (atomic_load_explicit(&poll_spare, memory_order_relaxed) >= 0)
+        return;
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int none = -1;
+    if (fd >= 0 && !atomic_compare_exchange_strong(&poll_spare, &none, fd))
+        close(fd);
+}
+
+static void poll_spare_give(void)
+{
+    int fd = atomic_exchange(&poll_spare, -1);
+    if (fd >= 0)
+        close(fd);
+}
 
 /* Reports the connections that ended since the last look to their peers: a peer whose last
  * connection ended is lost. A connection it made just before dying may still wait in our
@@ -61,7 +85,9 @@ static void poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
         } else if (ev == CSNI_RX_PLACED) {
             csni_proto_placed(c, csni_conn_frame(c), &done);
         } else if (ev == CSNI_RX_HELLO) {
+            poll_spare_give();
             csni_peer_accept(p, c);
+            poll_spare_take();
         } else {
             if (ev == CSNI_RX_FAILED)
                 csni_proto_abandon(&done);
@@ -79,21 +105,39 @@ static void poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
  * connect, so it is never the one waiting. */
 #define POLL_HELLO_NS (5 * 1000000000ull)
 #define POLL_STRANGERS 256
+/* When c is a live connection still waiting for its HELLO: its birth time, else 0. Its
+ * fields are the reader's (csni_conn_bind writes pp under the reader lock): a connection whose
+ * reader is at work is not looked at now. */
+static uint64_t poll_stranger_born(struct csni_conn *c)
+{
+    uint64_t born = 0;
+    if (atomic_load(&c->dead) || !csni_conn_rx_trylock(c))
+        return 0;
+    if (!c->pp && !atomic_load(&c->dead))
+        born = c->born_ns;
+    csni_conn_rx_unlock(c);
+    return born;
+}
+
 static void poll_strangers(struct csni_proc *p, bool over)
 {
     if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) == 0)
         return;
-    uint64_t now = csni_now_ns();
+    uint64_t now = csni_now_ns(), oldest_born = 0;
     struct csni_conn *oldest = NULL;
     for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
-        if (c->pp || c->dead || c->born_ns == 0)
+        uint64_t born = poll_stranger_born(c);
+        if (born == 0)
             continue;
-        if (now - c->born_ns > POLL_HELLO_NS)
+        if (now - born > POLL_HELLO_NS)
             csni_conn_fail(c, "no hello within the handshake deadline");
-        else if (!oldest || c->born_ns < oldest->born_ns)
+        else if (!oldest || born < oldest_born) {
             oldest = c;
+            oldest_born = born;
+        }
     }
-    if (over && oldest)
+    /* still a stranger (its HELLO may have come meanwhile) */
+    if (over && oldest && poll_stranger_born(oldest) == oldest_born)
         csni_conn_fail(oldest, "too many connections waiting for their hello");
     poll_reap(p);
 }
@@ -133,6 +177,7 @@ static uint64_t poll_timers(struct csni_proc *p, uint64_t nap_ns)
 
 static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops *kind)
 {
+    poll_spare_take();
     for (;;) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {

@@ -171,11 +171,40 @@ static void test_corrupt(void)
     printf("corrupt: %zu kinds of bad record header refused\n", sizeof bad / sizeof bad[0]);
 }
 
+/* A hostile peer's ring: a whole lap of empty padded records with no end (the reader looped
+ * for ever), and a consumer index (in the shared segment too) off a cache line (its header
+ * slot was read past the ring's end). Both are corrupt rings: refused. */
+static void test_hostile(void)
+{
+    uint8_t buf[256];
+    const uint8_t *at;
+    size_t n;
+    ring_open();
+    alarm(20); /* a loop for ever fails the test instead of hanging it */
+    uint64_t empty = (uint64_t)8 << 56;
+    for (size_t off = 0; off < RING; off += 64)
+        memcpy((uint8_t *)tx->base + 4096 + 192 + off, &empty, sizeof empty);
+    errno = 0;
+    CHECK(csni_shm_read(rx, buf, sizeof buf) == -1 && errno == EPROTO);
+    alarm(0);
+    ring_close();
+    ring_open();
+    uint64_t head = RING - 1, word = 40;
+    memcpy((uint8_t *)tx->base + 4096, &head, sizeof head);
+    memcpy((uint8_t *)tx->base + 4096 + 192 + RING - 8, &word, sizeof word); /* not "empty" */
+    CHECK(csni_shm_peek(rx, &at, &n) == -1);
+    errno = 0;
+    CHECK(csni_shm_read(rx, buf, sizeof buf) == -1 && errno == EPROTO);
+    ring_close();
+    printf("hostile: a lap of endless empty records and an unaligned consumer index refused\n");
+}
+
 int main(void)
 {
     test_wrap();
     test_full();
     test_order();
     test_corrupt();
+    test_hostile();
     return 0;
 }

@@ -199,9 +199,12 @@ static void shm_ring_doorbell(struct csni_shm *s, _Atomic uint32_t *armed)
 #define SHM_LEN_MASK ((UINT64_C(1) << SHM_PAD_SHIFT) - 1)
 #define SHM_PAD_MIN 512u /* a run of at least this many bytes is copied line-aligned */
 
+/* The header slot at ring offset at (< ring size). Records start on cache lines; the consumer
+ * index lives in the shared segment, so a hostile peer may leave it anywhere: the slot is
+ * taken 8-aligned so that even then it lies inside the ring (and the reader then refuses it). */
 static _Atomic uint64_t *shm_slot(struct shm_ring *r, uint64_t at)
 {
-    return (_Atomic uint64_t *)(void *)(r->data + at);
+    return (_Atomic uint64_t *)(void *)(r->data + (at & ~(uint64_t)7));
 }
 
 /* Ring bytes of a record whose header word is h (not SHM_WRAP). */
@@ -360,7 +363,8 @@ int csni_shm_peek(struct csni_shm *s, const uint8_t **at, size_t *n)
     }
     if (h == 0)
         return 0;
-    if (!shm_rec_ok(size, head & mask, h) || s->rec_off > (h & SHM_LEN_MASK))
+    if ((head & (SHM_LINE - 1)) || !shm_rec_ok(size, head & mask, h) ||
+        s->rec_off > (h & SHM_LEN_MASK))
         return -1;
     *at = shm_rec_data(r, head & mask, h) + s->rec_off;
     *n = (size_t)((h & SHM_LEN_MASK) - s->rec_off);
@@ -391,6 +395,8 @@ ssize_t csni_shm_read(struct csni_shm *s, void *buf, size_t want)
     size_t got = 0;
     while (got < want) {
         uint64_t at = head & mask;
+        if (head - head0 >= size || (at & (SHM_LINE - 1)))
+            goto bad; /* a lap of records and no end: a hostile peer's, we would loop for ever */
         uint64_t h = atomic_load_explicit(shm_slot(r, at), memory_order_acquire);
         if (h == 0)
             break;
