@@ -39,10 +39,10 @@ static csn_status api_check_buf(const void *buf, size_t len)
  * of others when it arrives. The system transport is never a user's destination. */
 static csn_status api_check_netid(struct csni_proc *p, csn_netid id)
 {
-    if (!csni_netid_wellformed(id))
-        return CSN_ILLEGAL_NETID;
+    if (!csni_netid_wellformed(id) || csni_netid_tid(id) == CSNI_SYS_TPORT)
+        return CSN_ILLEGAL_NETID; /* any process's hidden system transport too */
     if (csni_netid_rank(id) == p->me)
-        return csni_netid_tid(id) == CSNI_SYS_TPORT ? CSN_ILLEGAL_NETID : CSN_OK;
+        return CSN_OK;
     /* Ids at or above the job size belong to forked processes; an unknown one is found
      * out when connecting (no published address). */
     return p->boot.launched ? CSN_OK : CSN_ILLEGAL_NETID;
