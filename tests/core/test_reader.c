@@ -45,7 +45,8 @@ static void put(const struct csni_frame *f, const uint8_t *pay, size_t n)
 {
     csni_frame_encode(f, script + slen);
     slen += CSNI_FRAME_SIZE;
-    memcpy(script + slen, pay, n);
+    if (n) /* a frame without payload passes NULL */
+        memcpy(script + slen, pay, n);
     slen += n;
 }
 
