@@ -67,7 +67,7 @@ static void poll_reap(struct csni_proc *p)
 /* Drives c's reader until it has nothing more (block: wait for the reader lock, else leave
  * it to the thread that holds it). Sleepers of the transports it completes operations on are
  * woken once at the end, not once per message. */
-static void poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
+void csni_poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
 {
     if (block)
         csni_conn_rx_lock(c);
@@ -199,7 +199,7 @@ static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops 
         if (!c)
             close(fd);
         else
-            poll_serve(p, c, false); /* its HELLO (and what follows) is usually there already */
+            csni_poll_serve(p, c, false); /* its HELLO (and what follows) is usually there already */
     }
 }
 
@@ -209,7 +209,7 @@ static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops 
 static void poll_bells(struct csni_proc *p, struct csni_conn *c)
 {
     if (csni_conn_bells(c) < 0) {
-        poll_serve(p, c, true);
+        csni_poll_serve(p, c, true);
         csni_conn_fail(c, NULL);
         poll_reap(p);
     }
@@ -233,7 +233,7 @@ static void poll_handle(struct csni_proc *p, struct epoll_event *ev, bool block)
         if (ring && (ev->events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
             poll_bells(p, c);
         if (ev->events & (EPOLLIN | EPOLLERR | EPOLLHUP))
-            poll_serve(p, c, block);
+            csni_poll_serve(p, c, block);
         if ((ev->events & EPOLLOUT) || (ring && pending))
             csni_conn_flush(c, block);
     }
@@ -249,7 +249,7 @@ static void poll_ring(struct csni_proc *p, struct csni_conn *c)
     if (!s)
         return;
     if (csni_shm_has_data(s))
-        poll_serve(p, c, false);
+        csni_poll_serve(p, c, false);
     if (atomic_load_explicit(&c->tx_pending, memory_order_relaxed))
         csni_conn_flush(c, false);
 }
@@ -318,7 +318,7 @@ bool csni_arm_rings(struct csni_proc *p, bool handle)
         if (k == 0)
             continue;
         if (k > 0 && handle) {
-            poll_serve(p, c, true);
+            csni_poll_serve(p, c, true);
             csni_conn_flush(c, true);
         }
         work = true;

@@ -11,12 +11,16 @@
 
 struct csni_proc;
 struct csni_op;
+struct csni_conn;
 
 /* epoll data of the process's own descriptors (a connection's is its pointer). */
 #define CSNI_EV_LISTEN ((uint64_t)1)
 #define CSNI_EV_KICK ((uint64_t)2)
 #define CSNI_EV_LISTEN2 ((uint64_t)3)
 
+/* Drives c's reader until it has nothing more, handing its frames to the protocol (block:
+ * wait for the reader lock, else leave it to the thread that holds it). No lock held. */
+void csni_poll_serve(struct csni_proc *p, struct csni_conn *c, bool block);
 /* One non-blocking round: rings, and now and then the epoll set. No lock held. */
 void csni_poll(struct csni_proc *p);
 /* A receive's spin on t: the first ring with data is read directly if its next frame is a

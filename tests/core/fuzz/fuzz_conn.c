@@ -1,7 +1,7 @@
 /* fuzz_conn.c: libFuzzer target for the connection reader with the protocol behind it: a lone
  * process (csn_open: a job of one) with two transports and receives posted takes a fake
  * accepted connection (a socket pair; the harness writes the other end) and reads the fuzz
- * bytes from it as a stream of frames, driven exactly as core/poll.c's poll_serve drives a
+ * bytes from it as a stream of frames, driven by core/poll.c's csni_poll_serve as for a
  * connection: csni_conn_next -> csni_proto_frame + csni_conn_place / csni_proto_placed /
  * csni_peer_accept / csni_proto_abandon. Each input is one connection from a fresh process id:
  * a valid HELLO (the job key) first, then the input's frames, then end of stream.
@@ -70,33 +70,6 @@ static void fz_drain(void)
     }
 }
 
-/* The reader, as poll_serve runs it. */
-static void fz_serve(struct csni_proc *p, struct csni_conn *c)
-{
-    csni_conn_rx_lock(c);
-    csni_defer_wakes(true);
-    for (;;) {
-        const uint8_t *staged;
-        struct csni_place done;
-        enum csni_rx_event ev = csni_conn_next(c, &staged, &done);
-        if (ev == CSNI_RX_FRAME) {
-            struct csni_place pl = {0};
-            csni_proto_frame(c, csni_conn_frame(c), staged, &pl);
-            csni_conn_place(c, &pl);
-        } else if (ev == CSNI_RX_PLACED) {
-            csni_proto_placed(c, csni_conn_frame(c), &done);
-        } else if (ev == CSNI_RX_HELLO) {
-            csni_peer_accept(p, c);
-        } else {
-            if (ev == CSNI_RX_FAILED)
-                csni_proto_abandon(&done);
-            break;
-        }
-    }
-    csni_conn_rx_unlock(c);
-    csni_defer_wakes(false);
-}
-
 /* Writes n bytes to the fake peer's end, letting the reader run whenever the socket is full;
  * what we send back (CTS, CREDIT) is read and dropped. */
 static void fz_write(struct csni_proc *p, struct csni_conn *c, int w, const uint8_t *b, size_t n)
@@ -115,7 +88,7 @@ static void fz_write(struct csni_proc *p, struct csni_conn *c, int w, const uint
             return;
         if (atomic_load(&c->dead))
             return; /* the reader gave up: the rest would never be read */
-        fz_serve(p, c);
+        csni_poll_serve(p, c, true);
     }
 }
 
@@ -183,16 +156,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ctrl & 0x80) {
             fz_write(p, c, sv[1], out, olen);
             olen = 0;
-            fz_serve(p, c);
+            csni_poll_serve(p, c, true);
         }
     }
     fz_write(p, c, sv[1], out, olen);
     if (pos < size)
         fz_write(p, c, sv[1], data + pos, size - pos); /* a cut frame at the end */
-    fz_serve(p, c);
+    csni_poll_serve(p, c, true);
     shutdown(sv[1], SHUT_WR); /* end of stream: the connection fails, its placement abandoned */
     for (int i = 0; i < 1000 && !atomic_load(&c->dead); i++)
-        fz_serve(p, c);
+        csni_poll_serve(p, c, true);
     if (!atomic_load(&c->dead))
         abort(); /* the reader must notice the end of the stream */
     close(sv[1]);
