@@ -64,7 +64,12 @@ expect("<script" not in html, "report.html needs no script")
 # The residuals: one row per prediction, numbers that agree with the model.
 res = rep.Results(recs)
 p = rep.loggp_params(res)
-expect(p is not None, "LogGP parameters usable for a prediction")
+# On a loaded machine (CI's sanitizer runs) logp may flag its fit of G rather than print a
+# number it does not trust; the report must then show the flag instead of predictions.
+g_flagged = any(k[:4] == ("logp", "csn", "loggp", "G") for k in res.flags)
+if p is None and g_flagged:
+    print("note: logp flagged G (%s): no residuals to check" % next(v for k, v in res.flags.items() if k[:4] == ("logp", "csn", "loggp", "G")))
+expect(p is not None or g_flagged, "LogGP parameters usable for a prediction, or G flagged")
 if p:
     rows = rep.residuals(res, p)
     expect(any(w.startswith("pingpong latency") for w, *_ in rows), "latency residuals")
