@@ -59,12 +59,24 @@ static inline void csni_ux_unlink(struct csni_uxlist *l, struct csni_unex *prev,
     u->next = NULL;
 }
 
+/* Small payload buffers and records are carved from slabs (CSNI_SLAB bytes, kept for the
+ * process's life like everything in the store): a buffer of 64 B from aligned_alloc would hold
+ * twice that, and credit must charge what memory really holds. */
+#define CSNI_SLAB ((size_t)64 << 10)
+#define CSNI_SLAB_MAX_CLASS 10u /* buffers up to 2^10 bytes come from slabs */
+struct csni_carver {
+    uint8_t *next; /* the free rest of the current slab */
+    size_t left;
+};
+
 /* The process's store: free records and payload buffers by power-of-two class. Its lock is a
  * leaf (rank LISTS): taken under any other, never holding one. */
 struct csni_store {
     csni_mutex_t lock;
     struct csni_unex *free_unex;
     void *pool[64];
+    struct csni_carver bufs, recs;
+    void *slabs; /* every slab, linked through its first word */
     _Atomic size_t self_bytes; /* bytes of unexpected in-process messages held */
 };
 
@@ -82,12 +94,16 @@ static inline unsigned csni_unex_class(size_t len)
     return len <= 64 ? 6u : 64u - (unsigned)__builtin_clzll((unsigned long long)(len - 1));
 }
 
-/* Memory an unexpected message of len bytes really holds (its buffer's class, its record, two
- * allocator headers of 16 bytes): what eager credit charges for it, so that
+/* The size a record really takes in its slab. */
+#define CSNI_UNEX_REC ((sizeof(struct csni_unex) + 15u) & ~(size_t)15u)
+/* Memory an unexpected message of len bytes really holds (its buffer's class and its record,
+ * both carved from slabs; above CSNI_SLAB_MAX_CLASS the buffer comes from aligned_alloc, whose
+ * alignment and header cost up to 80 bytes more): what eager credit charges for it, so that
  * CSN_UNEXPECTED_LIMIT bounds memory for small messages too. */
 static inline int64_t csni_unex_cost(size_t len)
 {
-    return (int64_t)(((size_t)1 << csni_unex_class(len)) + sizeof(struct csni_unex) + 32u);
+    unsigned c = csni_unex_class(len);
+    return (int64_t)(((size_t)1 << c) + CSNI_UNEX_REC + (c > CSNI_SLAB_MAX_CLASS ? 80u : 0u));
 }
 
 #endif
