@@ -39,9 +39,28 @@ static void poll_spare_give(void)
         close(fd);
 }
 
+/* Serves every accepted connection still waiting for its HELLO, waiting for a reader already
+ * at work on one: a peer's last connection may be one accepted a moment ago whose HELLO and
+ * messages are in, unread (another thread accepted it before they came). No lock held. */
+static void poll_hear_strangers(struct csni_proc *p)
+{
+    if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) == 0)
+        return;
+    for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
+        if (atomic_load(&c->dead))
+            continue;
+        csni_conn_rx_lock(c);
+        bool stranger = !c->pp && !atomic_load(&c->dead);
+        csni_conn_rx_unlock(c);
+        if (stranger)
+            csni_poll_serve(p, c, true);
+    }
+}
+
 /* Reports the connections that ended since the last look to their peers: a peer whose last
  * connection ended is lost. A connection it made just before dying may still wait in our
- * listen queue, with a message it counted as sent: that is taken in first. No lock held. */
+ * listen queue, or be accepted and not yet heard, with a message it counted as sent: that is
+ * taken in first. No lock held. */
 static void poll_reap(struct csni_proc *p)
 {
     if (atomic_load_explicit(&p->conns.nended, memory_order_relaxed) == 0)
@@ -59,6 +78,7 @@ static void poll_reap(struct csni_proc *p)
             poll_accept(p, p->listen_fd, p->tun.net);
         if (p->listen_tcp >= 0)
             poll_accept(p, p->listen_tcp, p->listen2_net);
+        poll_hear_strangers(p);
         if (!csni_peer_has_conns(c->pp))
             csni_peer_lost(p, c->pp);
     }
