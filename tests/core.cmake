@@ -107,7 +107,7 @@ set_tests_properties(core_harden_flood PROPERTIES TIMEOUT 40
 # Over a socket, messages beyond the credit go by rendezvous, a round trip each: 70000 are past
 # the limit (160 B each) without making the test slow.
 add_test(NAME core_harden_flood_tcp COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_harden> flood 70000)
-set_tests_properties(core_harden_flood_tcp PROPERTIES TIMEOUT 60
+set_tests_properties(core_harden_flood_tcp PROPERTIES TIMEOUT 120
   ENVIRONMENT "CSN_TRANSPORT=tcp;CSN_LOOKUP_TIMEOUT=20;CSN_UNEXPECTED_LIMIT=8388608")
 
 # libFuzzer targets (clang only; .ci/run runs each 60 s): the shm ring's record reader, and

@@ -27,3 +27,12 @@ endforeach()
 # filter and threadtest (5 runs each), and launcher, agent and guardian deaths.
 add_test(NAME fault_suite COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fault/fault.sh ${CMAKE_BINARY_DIR} 16 5)
 set_tests_properties(fault_suite PROPERTIES TIMEOUT 600)
+
+# csnrun removes the job's /dev/shm files of its own user only (a squatter's stay).
+add_test(NAME csnrun_squat_cleanup
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/csnrun/squat_cleanup.sh ${CMAKE_BINARY_DIR}/tools/csnrun/csnrun)
+set_tests_properties(csnrun_squat_cleanup PROPERTIES TIMEOUT 40 SKIP_RETURN_CODE 77)
+# The next csnrun removes job directories (and /dev/shm files) of jobs whose csnrun is gone.
+add_test(NAME csnrun_stale_jobdir
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/csnrun/stale_jobdir.sh ${CMAKE_BINARY_DIR}/tools/csnrun/csnrun)
+set_tests_properties(csnrun_stale_jobdir PROPERTIES TIMEOUT 40)

@@ -764,8 +764,10 @@ int agent_main(int rfd, int wfd)
     if (a.own_jobdir) {
         char tmpl[PATH_MAX];
         const char *t = getenv("TMPDIR");
+        jobdir_sweep(t && *t ? t : "/tmp");
         snprintf(tmpl, sizeof tmpl, "%s/csn-%s-XXXXXX", t && *t ? t : "/tmp", a.jobid);
-        if (mkdtemp(tmpl) == NULL || (a.jobdir = strdup(tmpl)) == NULL) {
+        if (mkdtemp(tmpl) == NULL || (a.jobdir = strdup(tmpl)) == NULL ||
+            jobdir_claim(a.jobdir) != 0) {
             fprintf(stderr, "csnrun: cannot create a job directory on %s: %s\n", a.host,
                     strerror(errno));
             goto out;

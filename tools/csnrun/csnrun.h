@@ -106,6 +106,12 @@ int rm_tree(const char *dir); /* removes a directory and everything below it */
 /* Unlinks /dev/shm/csn.<jobid>.*: all of them (ranks NULL), or those of a pair with one of
  * the n ranks (an agent's: other hosts may share /dev/shm, as namespaces on one machine do). */
 void shm_cleanup(const char *jobid, const int *ranks, int n);
+/* Job directories (TMP/csn-<jobid>-XXXXXX). jobdir_claim writes the creator's identity (pid
+ * and start time) into dir/owner; jobdir_sweep removes this user's job directories in tmp
+ * whose creator is gone, and the /dev/shm files of their jobs: what csnrun, its agent and
+ * the guardian leave when all three are killed at once is removed by the next run. */
+int jobdir_claim(const char *dir); /* 0, or -1 with errno */
+void jobdir_sweep(const char *tmp);
 void set_cloexec(int fd);
 void set_nonblock(int fd);
 

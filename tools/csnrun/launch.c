@@ -97,10 +97,18 @@ static int launch_identity(struct launch *L)
      * Unix socket address (108 bytes), falling back to /tmp. */
     if (t == NULL || *t == '\0' || strlen(t) > 60)
         t = "/tmp";
+    jobdir_sweep(t);
     snprintf(L->jobdir, sizeof L->jobdir, "%s/csn-%s-XXXXXX", t, L->jobid);
     if (mkdtemp(L->jobdir) == NULL) {
         fprintf(stderr, "csnrun: cannot create the job directory %s: %s\n", L->jobdir,
                 strerror(errno));
+        L->jobdir[0] = '\0';
+        return -1;
+    }
+    if (jobdir_claim(L->jobdir) != 0) {
+        fprintf(stderr, "csnrun: cannot write into the job directory %s: %s\n", L->jobdir,
+                strerror(errno));
+        rm_tree(L->jobdir);
         L->jobdir[0] = '\0';
         return -1;
     }

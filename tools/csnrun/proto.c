@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -250,14 +252,111 @@ void shm_cleanup(const char *jobid, const int *ranks, int n)
     dfd = dirfd(d);
     while ((e = readdir(d)) != NULL) {
         int from = -1, to = -1;
+        struct stat st;
 
         if (strncmp(e->d_name, prefix, pl) != 0)
             continue;
         /* csn.<jobid>.<from>.<to>.<lane>: the pair's processes share a host. */
         if (ranks != NULL && sscanf(e->d_name + pl, "%d.%d", &from, &to) != 2)
             continue;
-        if (shm_mine(ranks, n, from) || shm_mine(ranks, n, to))
+        if (!shm_mine(ranks, n, from) && !shm_mine(ranks, n, to))
+            continue;
+        /* Only our own: a file of another user that squats the job's prefix stays. */
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid == geteuid())
             unlinkat(dfd, e->d_name, 0);
+    }
+    closedir(d);
+}
+
+/* The start time of process pid (field 22 of /proc/pid/stat, clock ticks since boot), or 0
+ * when there is no such process. */
+static unsigned long long proto_start_time(long pid)
+{
+    char path[64], buf[1024];
+    unsigned long long st = 0;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* after the command name, which may hold spaces and parentheses: from the last ')' */
+    char *p = strrchr(buf, ')');
+    if (p != NULL && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+                                   "%*d %*d %*d %*d %llu", &st) != 1)
+        st = 0;
+    return st;
+}
+
+int jobdir_claim(const char *dir)
+{
+    char path[PATH_MAX], line[64];
+    long pid = (long)getpid();
+    int fd, n;
+
+    if ((size_t)snprintf(path, sizeof path, "%s/owner", dir) >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    n = snprintf(line, sizeof line, "%ld %llu\n", pid, proto_start_time(pid));
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    if (write_all(fd, line, (size_t)n) != 0) {
+        close(fd);
+        return -1;
+    }
+    return close(fd);
+}
+
+/* Whether the job directory tmp/name (ours) has an owner file naming a process that is gone.
+ * A directory without one (being created, or of an older csnrun) is left alone. */
+static int jobdir_stale(int dfd, const char *name)
+{
+    char path[PATH_MAX], line[64];
+    long pid = 0;
+    unsigned long long st = 0;
+    ssize_t n;
+    int fd;
+
+    if ((size_t)snprintf(path, sizeof path, "%s/owner", name) >= sizeof path)
+        return 0;
+    fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    n = read(fd, line, sizeof line - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    line[n] = '\0';
+    if (sscanf(line, "%ld %llu", &pid, &st) != 2 || pid <= 0)
+        return 0;
+    return proto_start_time(pid) != st; /* gone, or its pid taken by another process */
+}
+
+void jobdir_sweep(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    struct dirent *e;
+    char path[PATH_MAX], jobid[16];
+    struct stat st;
+
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        const char *nm = e->d_name;
+        /* csn-<12 hex>-<6 of mkdtemp> */
+        if (strncmp(nm, "csn-", 4) != 0 || strlen(nm) != 4 + 12 + 1 + 6 || nm[16] != '-' ||
+            strspn(nm + 4, "0123456789abcdef") != 12)
+            continue;
+        if (fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != geteuid() || !jobdir_stale(dirfd(d), nm))
+            continue;
+        snprintf(jobid, sizeof jobid, "%.12s", nm + 4);
+        snprintf(path, sizeof path, "%s/%s", tmp, nm);
+        rm_tree(path);
+        shm_cleanup(jobid, NULL, 0);
     }
     closedir(d);
 }
