@@ -170,7 +170,9 @@ const char *comm_transport(void)
         snprintf(summary, sizeof summary, "%s within hosts, %s between", within, between);
     else
         snprintf(summary, sizeof summary, "%s",
-                 between ? between : within ? within : csn_transport_name());
+                 between  ? between
+                 : within ? within
+                          : csn_transport_name());
     return summary;
 }
 

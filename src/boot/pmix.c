@@ -270,7 +270,8 @@ static int pmix_stale(int dfd, const char *dir, char *sock, size_t cap)
     struct dirent *e;
     int fd, found = 0;
 
-    if ((fd = openat(dfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || (d = fdopendir(fd)) == NULL) {
+    if ((fd = openat(dfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+        (d = fdopendir(fd)) == NULL) {
         if (fd >= 0)
             close(fd);
         return 0;

@@ -41,11 +41,11 @@ struct agent {
     int nenvs;
     struct arank *ranks;
     int nranks, live;
-    pid_t guard;  /* holds the ranks' process group; kills it if we die */
-    int guard_reaped; /* agent_reap took the guardian's end already */
-    int guard_fd; /* write end of the guardian's pipe */
+    pid_t guard;          /* holds the ranks' process group; kills it if we die */
+    int guard_reaped;     /* agent_reap took the guardian's end already */
+    int guard_fd;         /* write end of the guardian's pipe */
     pid_t self, launcher; /* our pid, and our parent's at start (csnrun, for a local agent) */
-    int watch[2]; /* the ranks' watch pipe (src/boot/watch.h): they hold [0], only we [1] */
+    int watch[2];         /* the ranks' watch pipe (src/boot/watch.h): they hold [0], only we [1] */
     int stopping;
     int bind, report;   /* BIND: one CPU per rank (agent_cpus); report: say which */
     int ncpu, *cpus;    /* BIND: the CPUs the agent may use, in ascending order */
