@@ -3,19 +3,21 @@
 # nettest (Star and Ring of 1 KiB, one iteration) for N = 2, 16, 64, 256, 1024, oversubscribed
 # on purpose, and the time per rank.
 #
-# usage: bench/startup.sh [--build DIR] [--rounds N] [--] [SIZE...]
+# usage: bench/startup.sh [--build DIR] [--rounds N] [--csnrun FILE] [--] [SIZE...]
 #   --build DIR (default: $BUILD, else ./build); --rounds N (default 3): runs per cell, the
-#   table gives the median and the range; SIZE: the job sizes (default 2 16 64 256 1024).
+#   table gives the median and the range; --csnrun FILE: another launcher (an A/B of csnrun
+#   alone); SIZE: the job sizes (default 2 16 64 256 1024).
 # Runs under flock /tmp/csn-bench.lock (one benchmark at a time on this machine). Prints a
 # Markdown table (for BENCHMARKS.md) after the machine's load average at the start.
 set -u
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
-build=${BUILD:-build} ROUNDS=3
+usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
+build=${BUILD:-build} ROUNDS=3 launcher=
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
     --build) build=${2:?--build needs a directory}; shift 2 ;;
     --rounds) ROUNDS=${2:?--rounds needs a number}; shift 2 ;;
+    --csnrun) launcher=${2:?--csnrun needs a file}; shift 2 ;;
     --) shift; break ;;
     -*) echo "startup.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) break ;;
@@ -29,7 +31,7 @@ SIZES=${*:-2 16 64 256 1024}
 for n in $SIZES; do
     case "$n" in '' | *[!0-9]* | 0 | 1) echo "startup.sh: bad job size '$n' (2 or more)" >&2; exit 2 ;; esac
 done
-CSNRUN=$B/tools/csnrun/csnrun HELLO=$B/examples/hello NETTEST=$B/bench/nettest/nettest
+CSNRUN=${launcher:-$B/tools/csnrun/csnrun} HELLO=$B/examples/hello NETTEST=$B/bench/nettest/nettest
 for f in "$CSNRUN" "$HELLO" "$NETTEST"; do
     [ -x "$f" ] || { echo "startup.sh: $f not built" >&2; exit 2; }
 done
@@ -43,6 +45,8 @@ timed() {
         awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' 
     else
         echo fail
+        # Why, for the notes under the table (the command's last line on stderr).
+        echo "- failed: ${*#"$B/"} -- $(tail -n 1 /tmp/csn-startup.err.$$)" >>/tmp/csn-startup.why.$$
     fi
 }
 stats() { # median min max of the numbers given ("fail" if any failed)
@@ -53,7 +57,7 @@ stats() { # median min max of the numbers given ("fail" if any failed)
 
 exec 9>/tmp/csn-bench.lock
 flock 9
-echo "# bench/startup.sh --build $B --rounds $ROUNDS $SIZES"
+echo "# bench/startup.sh --build $B --rounds $ROUNDS${launcher:+ --csnrun $launcher} $SIZES"
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) CPUs, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| N | hello: wall s (median, range) | per rank ms | tiny nettest: wall s (median, range) | per rank ms |"
@@ -71,4 +75,8 @@ for n in $SIZES; do
     [ "$tm" != fail ] && tp=$(awk -v s="$tm" -v n="$n" 'BEGIN { printf "%.1f", s * 1000 / n }')
     echo "| $n | $hm ($hlo-$hhi) | $hp | $tm ($tlo-$thi) | $tp |"
 done
-rm -f /tmp/csn-startup.err.$$
+if [ -s /tmp/csn-startup.why.$$ ]; then
+    echo
+    cat /tmp/csn-startup.why.$$
+fi
+rm -f /tmp/csn-startup.err.$$ /tmp/csn-startup.why.$$

@@ -72,6 +72,12 @@ CSN_API const char *csn_version(void);
  * transport surely exists, e.g. after csn_job_barrier (each rank passing its first transport).
  * CSN_NULL_NETID when rank is not in 0..csn_job_size()-1. */
 CSN_API csn_netid csn_job_netid(int rank);
+/* The transport that messages between ranks a and b take: "self" when a == b, the intra-host
+ * transport (as csn_transport_name()) when both run on one host, else the one between hosts
+ * ("tcp"). Reads the two ranks' published addresses (waiting for them as for a name, each
+ * read once per process), except in a job whose ranks all run on this host. NULL when a or
+ * b is not in 0..csn_job_size()-1 or its address cannot be had. */
+CSN_API const char *csn_job_transport(int a, int b);
 
 #ifdef __cplusplus
 }

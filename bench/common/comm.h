@@ -28,7 +28,7 @@ void comm_barrier(void);
 void comm_abort(int code, const char *fmt, ...); /* prints "RANK n: msg" to stderr, ends the job */
 void comm_report(int rank, const char *fmt, va_list ap); /* the line comm_abort prints (backends) */
 const char *comm_library(void);                          /* e.g. "csn 0.1.0" or "Open MPI 4.1.4" */
-const char *comm_transport(void);                        /* e.g. "shm", "unix", "tcp", "vader" */
+const char *comm_transport(void); /* e.g. "shm", "tcp", "shm within hosts, tcp between", "vader" */
 const char *comm_hostname(void);                         /* this process's host name */
 
 /* Checks peer (aborts the job on a bad rank) and fills r for a new operation (both backends). */

@@ -145,9 +145,35 @@ const char *comm_library(void)
     return comm_libname[0] ? comm_libname : "csn";
 }
 
+/* What the job's messages travel over, for headers and JSON: the transport of the one pair
+ * in a 2-rank job, else a summary over all pairs ("shm" on one host, "tcp" with one rank per
+ * host, "shm within hosts, tcp between" otherwise). Computed once (csn_job_transport reads
+ * the ranks' hosts only in a job that spans hosts, and stops at the first pair of each kind). */
 const char *comm_transport(void)
 {
-    return csn_transport_name();
+    static char summary[96];
+    const char *within = NULL, *between = NULL;
+    if (summary[0] != '\0')
+        return summary;
+    for (int a = 0; a < comm_np && !(within && between); a++) {
+        for (int b = a + 1; b < comm_np && !(within && between); b++) {
+            const char *t = csn_job_transport(a, b);
+            if (t == NULL)
+                return csn_transport_name(); /* an address not to be had: say what we know */
+            if (strcmp(t, csn_transport_name()) == 0)
+                within = within ? within : t;
+            else
+                between = between ? between : t;
+        }
+    }
+    if (within && between)
+        snprintf(summary, sizeof summary, "%s within hosts, %s between", within, between);
+    else
+        snprintf(summary, sizeof summary, "%s",
+                 between  ? between
+                 : within ? within
+                          : csn_transport_name());
+    return summary;
 }
 
 size_t comm_max_len(void)

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -260,6 +261,72 @@ static void pmix_atexit(void)
     pmix_mod->finalize();
 }
 
+/* 1 when dir (a rank's job directory) holds a socket "p<rank>.sock" that nobody listens on
+ * any more (connect: ECONNREFUSED): its rank died without its exit handler (kill -9). The
+ * socket's path goes to *sock. A live rank's socket accepts: it is left alone. */
+static int pmix_stale(int dfd, const char *dir, char *sock, size_t cap)
+{
+    DIR *d;
+    struct dirent *e;
+    int fd, found = 0;
+
+    if ((fd = openat(dfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+        (d = fdopendir(fd)) == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    while (!found && (e = readdir(d)) != NULL) {
+        struct sockaddr_un un;
+        size_t n = strlen(e->d_name);
+        int s;
+        if (e->d_name[0] != 'p' || n < 6 || strcmp(e->d_name + n - 5, ".sock") != 0)
+            continue;
+        memset(&un, 0, sizeof un);
+        un.sun_family = AF_UNIX;
+        if (snprintf(un.sun_path, sizeof un.sun_path, "%s/%s", dir, e->d_name) >=
+                (int)sizeof un.sun_path ||
+            snprintf(sock, cap, "%s", e->d_name) >= (int)cap)
+            continue;
+        if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
+            continue;
+        found = connect(s, (struct sockaddr *)&un, sizeof un) != 0 && errno == ECONNREFUSED;
+        close(s);
+    }
+    closedir(d);
+    return found;
+}
+
+/* Removes the job directories that ranks killed with -9 left in tmp (their exit handler never
+ * ran): "csn-JOB-rN-XXXXXX" of our own user, not of our job, whose socket nobody listens on.
+ * Each new job's first local rank sweeps: such leftovers last until the next job at most. */
+static void pmix_sweep(const char *tmp, const struct csni_boot *b)
+{
+    char own[96], sock[64], path[PATH_MAX];
+    DIR *d;
+    struct dirent *e;
+    struct stat st;
+
+    if (b->local_rank != 0 || (d = opendir(tmp)) == NULL)
+        return;
+    snprintf(own, sizeof own, "csn-%s-", b->jobid);
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "csn-", 4) != 0 || strncmp(e->d_name, own, strlen(own)) == 0 ||
+            strstr(e->d_name, "-r") == NULL ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != geteuid())
+            continue;
+        snprintf(path, sizeof path, "%s/%s", tmp, e->d_name);
+        if (!pmix_stale(dirfd(d), path, sock, sizeof sock))
+            continue;
+        snprintf(path, sizeof path, "%s/%s/%s", tmp, e->d_name, sock);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/%s", tmp, e->d_name);
+        rmdir(path); /* only when nothing else is in it */
+    }
+    closedir(d);
+}
+
 /* A private job directory for this rank's Unix socket (ranks of a host need not share one:
  * the socket's path is published). Short enough for a socket address. */
 static int pmix_jobdir(struct csni_boot *b)
@@ -269,6 +336,7 @@ static int pmix_jobdir(struct csni_boot *b)
 
     if (t == NULL || *t != '/' || strlen(t) > 48)
         t = "/tmp";
+    pmix_sweep(t, b);
     snprintf(tmpl, sizeof tmpl, "%s/csn-%s-r%d-XXXXXX", t, b->jobid, b->rank);
     if (mkdtemp(tmpl) == NULL) {
         fprintf(stderr, "csn: cannot create a job directory %s: %s\n", tmpl, strerror(errno));

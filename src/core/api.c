@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/debug.h"
 #include "core/match.h"
 #include "core/netid.h"
 #include "core/poll.h"
@@ -247,6 +248,8 @@ static csn_status api_finish(csn_transport *t, struct csni_op *op, csn_netid *pe
 csn_status csn_tx_nb(csn_transport *t, csn_netid to, const void *buf, size_t len)
 {
     struct csni_op *op;
+    if (csni_p)
+        csni_debug_on_tx(csni_p, to, len);
     return api_tx(t, to, buf, len, NULL, &op);
 }
 
@@ -269,6 +272,7 @@ csn_status csn_tx(csn_transport *t, csn_netid to, const void *buf, size_t len)
     csn_status rv = api_check_tx(t, to, buf, len);
     if (rv != CSN_OK)
         return rv;
+    csni_debug_on_tx(csni_p, to, len);
     if (csni_tx_now(t, to, buf, len))
         return CSN_OK;
     rv = api_tx(t, to, buf, len, &own, &op);

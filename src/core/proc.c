@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/debug.h"
 #include "core/errors.h"
 #include "core/poll.h"
 #include "core/proc.h"
@@ -54,8 +55,10 @@ static csn_status proc_tunables(struct csni_tun *tun, const struct csni_boot *b)
         (rv = proc_env_u64("CSN_UNEXPECTED_LIMIT", 64u << 20, 4096, (uint64_t)1 << 40, &v[2])) !=
             CSN_OK ||
         (rv = proc_env_u64("CSN_MAX_OPS", 65536, 1, 1u << 30, &v[3])) != CSN_OK ||
-        (rv = proc_env_u64("CSN_CONN_PER_TRANSPORT", 0, 0, 1, &v[4])) != CSN_OK)
+        (rv = proc_env_u64("CSN_CONN_PER_TRANSPORT", 0, 0, 1, &v[4])) != CSN_OK ||
+        (rv = proc_env_u64("CSN_DEBUG", 0, 0, 3, &v[5])) != CSN_OK)
         return rv;
+    atomic_store_explicit(&csni_debug_level, (int)v[5], memory_order_relaxed);
     tun->lookup_timeout_ms = v[0] * 1000;
     tun->eager_max = v[1];
     tun->unexpected_limit = v[2];
@@ -272,6 +275,7 @@ static csn_status proc_init(struct csni_proc **out)
         goto fail;
     if (p->boot.launched && (rv = proc_network(p)) != CSN_OK)
         goto fail;
+    csni_debug_open(p);
     *out = p;
     return CSN_OK;
 fail:

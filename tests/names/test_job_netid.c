@@ -1,8 +1,12 @@
 /* test_job_netid.c: csn_job_netid gives every rank's first transport without a lookup: after
  * a barrier each rank sends its rank to the next one's csn_job_netid and receives from the
- * previous one, with the sender's netid matching; out-of-range ranks give CSN_NULL_NETID. */
+ * previous one, with the sender's netid matching; out-of-range ranks give CSN_NULL_NETID.
+ * csn_job_transport names the transport of each pair: "self" for a rank and itself, the
+ * intra-host one between ranks of this (single-host) job, NULL out of range (across hosts:
+ * tests/netns/testbed.sh nettest). */
 #include <csn.h>
 #include <stdio.h>
+#include <string.h>
 
 #define CHECK(c)                                                                                   \
     do {                                                                                           \
@@ -38,6 +42,11 @@ int main(void)
         CHECK(csn_test(t, CSN_TX, CSN_FOREVER, &id, &buf, &op) == CSN_TX_READY && op == CSN_OK);
     }
     CHECK(csn_job_barrier(t) == CSN_OK);
+    CHECK(csn_job_transport(me, me) != NULL && strcmp(csn_job_transport(me, me), "self") == 0);
+    CHECK(csn_job_transport(-1, 0) == NULL && csn_job_transport(0, n) == NULL);
+    for (int r = 0; r < n; r++)
+        CHECK(r == me || (csn_job_transport(me, r) != NULL &&
+                          strcmp(csn_job_transport(me, r), csn_transport_name()) == 0));
     csn_close(&second);
     csn_close(&t);
     if (me == 0)

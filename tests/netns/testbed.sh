@@ -236,7 +236,18 @@ case_nettest() {
     grep -q "^64[[:space:]]" "$TB/nettest.out" || fail "nettest printed no row for 64 K"
     check_ranks 4 1 2 3 4
     check_clean
+    # The header names what was measured: one rank per host, every pair over TCP (issue 17:
+    # it said "shm", the intra-host transport, while the figures were TCP's).
+    grep -q "transport tcp;" "$TB/nettest.out" ||
+        fail "nettest across 4 hosts (one rank each) does not say tcp: $(grep transport "$TB/nettest.out")"
     sed -n '/^Size/,/^64/p' "$TB/nettest.out"
+    # Two ranks on each of hosts 1 and 2: pairs within a host and between hosts.
+    run_job hosts2 nettest2 -np 6 "$TB_RANKSH" "$TB_NETTEST" uK m1 M1 K2 R1 T1 Ptotal
+    [ "$RC" = 0 ] || fail "nettest -np 6 across 4 hosts exited $RC"
+    grep -q "transport shm within hosts, tcp between;" "$TB/nettest2.out" ||
+        fail "nettest with 2 ranks per host does not say 'shm within hosts, tcp between': $(grep transport "$TB/nettest2.out")"
+    check_clean
+    say "transports named: $(grep -o 'transport [^;]*' "$TB/nettest.out") (1 rank per host), $(grep -o 'transport [^;]*' "$TB/nettest2.out") (2 per host)"
 }
 
 case_kill() {

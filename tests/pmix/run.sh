@@ -17,6 +17,16 @@ mkdir "$T/tmp" "$T/shm"
 export TMPDIR="$T/tmp" CSN_SHM_DIR="$T/shm" CSN_LOOKUP_TIMEOUT=${CSN_LOOKUP_TIMEOUT:-30}
 unset CSN_RANK CSN_SIZE CSN_NS CSN_JOBKEY CSN_JOBID CSN_JOBDIR CSN_HOST CSN_ADDR
 here=$(cd "$(dirname "$0")" && pwd)
+# What a rank killed with -9 under an earlier mpirun leaves (issue 17): its job directory with
+# its socket, nobody listening. The job's first local rank removes it; a live one stays.
+mkdir "$T/tmp/csn-deadjob-r3-AbCdEf" "$T/tmp/csn-livejob-r0-AbCdEf"
+python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' \
+    "$T/tmp/csn-deadjob-r3-AbCdEf/p3.sock" || exit 1
+python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); time.sleep(300)' \
+    "$T/tmp/csn-livejob-r0-AbCdEf/p0.sock" &
+live=$!
+trap 'kill $live 2>/dev/null; wait $live 2>/dev/null; rm -rf "$T"' EXIT
+for _ in $(seq 50); do [ -S "$T/tmp/csn-livejob-r0-AbCdEf/p0.sock" ] && break; sleep 0.1; done
 # Under -DCSN_SANITIZER=address: libpmix's own leftovers are not csn's.
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/lsan.supp"
 case "$how" in
@@ -40,6 +50,10 @@ if [ $rc != 0 ]; then
     echo "FAIL: $how -np $np $* exited $rc"
     exit 1
 fi
+[ -d "$T/tmp/csn-livejob-r0-AbCdEf" ] || { echo "FAIL: a live job's directory was removed"; exit 1; }
+kill $live 2>/dev/null
+wait $live 2>/dev/null
+rm -rf "$T/tmp/csn-livejob-r0-AbCdEf"
 left=$(ls -A "$T/tmp" "$T/shm" | grep -v '^openmpi-sessions' | grep -v '^ompi\.' | grep -v '^$' | grep -v ':$')
 if [ -n "$left" ]; then
     echo "FAIL: left behind: $(ls -AR "$T/tmp" "$T/shm")"

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +41,11 @@ struct agent {
     int nenvs;
     struct arank *ranks;
     int nranks, live;
-    pid_t guard;  /* holds the ranks' process group; kills it if we die */
-    int guard_fd; /* write end of the guardian's pipe */
+    pid_t guard;          /* holds the ranks' process group; kills it if we die */
+    int guard_reaped;     /* agent_reap took the guardian's end already */
+    int guard_fd;         /* write end of the guardian's pipe */
     pid_t self, launcher; /* our pid, and our parent's at start (csnrun, for a local agent) */
-    int watch[2]; /* the ranks' watch pipe (src/boot/watch.h): they hold [0], only we [1] */
+    int watch[2];         /* the ranks' watch pipe (src/boot/watch.h): they hold [0], only we [1] */
     int stopping;
     int bind, report;   /* BIND: one CPU per rank (agent_cpus); report: say which */
     int ncpu, *cpus;    /* BIND: the CPUs the agent may use, in ascending order */
@@ -412,11 +414,36 @@ static void agent_free_env(char **env)
     free(env);
 }
 
-/* In the child, between fork and exec: the rank's process group, descriptors and signals. */
-static void agent_child(struct agent *a, struct arank *r, int outp[3][2], int errfd, char **env)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define AGENT_VFORK 0 /* the sanitizers' run-time cannot follow a child in our memory */
+#else
+#define AGENT_VFORK 1
+#endif
+
+/* What the agent gives the child it starts, and what a failing child leaves for the agent to
+ * report (the child shares the agent's memory until its exec, see agent_start_rank). */
+struct agent_spawn {
+    struct agent *a;
+    struct arank *r;
+    int (*outp)[2];
+    char **env;
+    sigset_t mask; /* the agent's signal mask, before agent_start_rank blocked every signal */
+    int bind_err;  /* sched_setaffinity's errno, or 0 */
+    int exec_err;  /* execvpe's errno: the exec failed */
+};
+
+/* In the child, before its exec: the rank's process group, descriptors and signals. It runs
+ * on its own stack in the agent's memory (like posix_spawn's child): system calls only, no
+ * stdio, no writes to the agent's data but the struct agent_spawn. */
+static int agent_child(void *arg)
 {
+    struct agent_spawn *sp = arg;
+    struct agent *a = sp->a;
+    struct arank *r = sp->r;
+    struct sigaction dfl;
     sigset_t none;
-    int fd, e;
+    int fd;
+    static const int sigs[] = {SIGPIPE, SIGCHLD, SIGTERM, SIGINT, SIGHUP};
 
     setpgid(0, a->guard);
     /* The rank ends with us if we die (with the guardian, the group's other keeper). */
@@ -424,11 +451,12 @@ static void agent_child(struct agent *a, struct arank *r, int outp[3][2], int er
         _exit(127);
     if (a->watch[0] >= 0)
         fcntl(a->watch[0], F_SETFD, 0); /* CSN_WATCH_FD: inherited across exec */
-    signal(SIGPIPE, SIG_DFL);
-    signal(SIGCHLD, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
+    /* The agent's handlers must not run here: every signal is blocked until they are reset. */
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &dfl, NULL);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (r->cpu >= 0) {
@@ -436,43 +464,65 @@ static void agent_child(struct agent *a, struct arank *r, int outp[3][2], int er
         CPU_ZERO(&one);
         CPU_SET(r->cpu, &one);
         if (sched_setaffinity(0, sizeof one, &one) != 0)
-            fprintf(stderr, "csnrun: rank %d on %s: cannot bind to CPU %d: %s\n", r->rank, a->host,
-                    r->cpu, strerror(errno));
+            sp->bind_err = errno;
     }
     /* stdin: rank 0 of a local (inherit-mode) job reads csnrun's stdin, the others nothing.
      * Not a terminal: the ranks are not in the terminal's foreground process group, so a
      * read would stop them (SIGTTIN). */
     if (a->forward || r->rank != 0 || a->rfd == 0 || isatty(0)) {
-        fd = open("/dev/null", O_RDONLY);
-        if (fd >= 0 && fd != 0) {
-            dup2(fd, 0);
-            close(fd);
-        }
+        fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && fd != 0)
+            dup2(fd, 0); /* the copy is not close-on-exec, the original is */
     }
     if (a->forward) {
-        dup2(outp[1][1], 1);
-        dup2(outp[2][1], 2);
+        dup2(sp->outp[1][1], 1);
+        dup2(sp->outp[2][1], 2);
     }
-    environ = env;
-    execvp(r->path, r->argv);
-    e = errno;
-    if (write(errfd, &e, sizeof e) < 0) {
-        /* Nothing more to do: the exit status tells the launcher. */
+    execvpe(r->path, r->argv, sp->env);
+    sp->exec_err = errno;
+#if !AGENT_VFORK
+    /* A forked child's sp is its own copy: it says so itself (on the rank's stderr). */
+    static const char m[] = "csnrun: a rank cannot execute its program\n";
+    if (write(2, m, sizeof m - 1) < 0) {
+        /* Exit status 127 tells the launcher anyway. */
     }
+#endif
     _exit(127);
+}
+
+/* Starts the child that execs the rank: with CLONE_VM | CLONE_VFORK (the agent waits only
+ * until the child's exec, and copies no page tables: a fork costs about twice as much here,
+ * which dominated the start-up of large jobs), else by fork. */
+static pid_t agent_clone(struct agent_spawn *sp)
+{
+#if AGENT_VFORK
+    enum { STACK = 256 << 10 };
+    static char *stack;
+    if (stack == NULL && (stack = malloc(STACK)) == NULL)
+        return -1;
+    /* The stack grows down: its top, aligned. */
+    return clone(agent_child, (void *)(((uintptr_t)(stack + STACK)) & ~(uintptr_t)63),
+                 CLONE_VM | CLONE_VFORK | SIGCHLD, sp);
+#else
+    pid_t pid = fork();
+    if (pid == 0)
+        agent_child(sp);
+    return pid;
+#endif
 }
 
 static int agent_start_rank(struct agent *a, struct arank *r, int local_rank)
 {
-    int outp[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}, errp[2], e = 0, s;
+    int outp[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}, e = 0, s;
+    struct agent_spawn sp;
+    sigset_t all;
     char **env;
     pid_t pid;
-    ssize_t got;
 
     r->cpu = a->bind ? a->cpus[local_rank % a->ncpu] : -1;
     env = agent_env(a, r, local_rank);
 
-    if (env == NULL || pipe2(errp, O_CLOEXEC) != 0)
+    if (env == NULL)
         goto fail;
     if (a->forward) {
         for (s = 1; s <= 2; s++) {
@@ -480,26 +530,30 @@ static int agent_start_rank(struct agent *a, struct arank *r, int local_rank)
                 goto fail;
         }
     }
-    /* fork, although posix_spawn starts ranks faster here (-np 1024 true: 6.4 s against 14 s):
-     * the child must set PR_SET_PDEATHSIG and keep the watch pipe, which posix_spawn cannot. */
-    pid = fork();
-    if (pid == 0)
-        agent_child(a, r, outp, errp[1], env);
-    close(errp[1]);
-    if (pid < 0) {
-        close(errp[0]);
+    /* Not posix_spawn, although it is as fast: the child must set PR_SET_PDEATHSIG and keep
+     * the watch pipe, which posix_spawn cannot. */
+    memset(&sp, 0, sizeof sp);
+    sp.a = a;
+    sp.r = r;
+    sp.outp = outp;
+    sp.env = env;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &sp.mask);
+    pid = agent_clone(&sp);
+    e = errno;
+    sigprocmask(SIG_SETMASK, &sp.mask, NULL);
+    errno = e;
+    if (pid < 0)
         goto fail;
-    }
     setpgid(pid, a->guard);
     r->pid = pid;
     a->live++;
-    do {
-        got = read(errp[0], &e, sizeof e);
-    } while (got < 0 && errno == EINTR);
-    close(errp[0]);
-    if (got == (ssize_t)sizeof e)
+    if (sp.bind_err != 0)
+        fprintf(stderr, "csnrun: rank %d on %s: cannot bind to CPU %d: %s\n", r->rank, a->host,
+                r->cpu, strerror(sp.bind_err));
+    if (sp.exec_err != 0)
         fprintf(stderr, "csnrun: rank %d on %s: cannot execute '%s': %s\n", r->rank, a->host,
-                r->argv[0], strerror(e));
+                r->argv[0], strerror(sp.exec_err));
     for (s = 1; s <= 2; s++) {
         if (outp[s][0] >= 0) {
             close(outp[s][1]);
@@ -551,18 +605,25 @@ static void agent_forward(struct agent *a, struct arank *r, int s)
     }
 }
 
+/* Reaps every child that ended: one waitpid per ended child, not one per rank (a job of N
+ * ranks would make N^2 calls). The guardian is a child too: it is remembered as reaped. */
 static void agent_reap(struct agent *a)
 {
     int i, st;
+    pid_t p;
 
-    for (i = 0; i < a->nranks; i++) {
-        struct arank *r = &a->ranks[i];
-        pid_t p;
+    while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+        struct arank *r = NULL;
 
-        if (r->pid <= 0 || r->ended)
+        if (p == a->guard) {
+            a->guard_reaped = 1;
             continue;
-        p = waitpid(r->pid, &st, WNOHANG);
-        if (p != r->pid)
+        }
+        for (i = 0; i < a->nranks && r == NULL; i++) {
+            if (a->ranks[i].pid == p && !a->ranks[i].ended)
+                r = &a->ranks[i];
+        }
+        if (r == NULL)
             continue;
         r->ended = 1;
         a->live--;
@@ -667,7 +728,8 @@ static void agent_finish(struct agent *a)
     if (a->guard > 0) {
         kill(-a->guard, SIGKILL);
         close(a->guard_fd);
-        waitpid(a->guard, NULL, 0);
+        if (!a->guard_reaped)
+            waitpid(a->guard, NULL, 0);
     }
     for (i = 0; i < a->nranks; i++) {
         for (s = 1; s <= 2; s++) {

@@ -1,0 +1,114 @@
+/* debug.c: the CSN_DEBUG trace (debug.h): one line per decision on stderr, each starting with
+ * "csn[RANK pid PID]:" so that the lines of many ranks can be told apart. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/debug.h"
+#include "core/netid.h"
+#include "core/state.h"
+
+_Atomic int csni_debug_level;
+
+/* The peers already named (level 2): one flag per rank of the job, made at open. */
+static _Atomic unsigned char *debug_seen;
+static int debug_nseen;
+
+static void debug_line(const struct csni_proc *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void debug_line(const struct csni_proc *p, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    int n = snprintf(line, sizeof line, "csn[%d pid %ld]: ", p->me, (long)p->pid);
+    if (n < 0 || (size_t)n >= sizeof line)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s\n", line); /* one call: the lines of threads do not mix */
+}
+
+void csni_debug_open(const struct csni_proc *p)
+{
+    const struct csni_tun *t = &p->tun;
+    int level = atomic_load_explicit(&csni_debug_level, memory_order_relaxed);
+    if (level < 1)
+        return;
+    if (level >= 2 && p->boot.size > 0 && (debug_seen = calloc((size_t)p->boot.size, 1)) != NULL)
+        debug_nseen = p->boot.size;
+    debug_line(p, "CSN_DEBUG=%d: rank %d of %d on host '%s' (%d of the job's ranks here)%s", level,
+               p->boot.rank, p->boot.size, p->boot.host, p->boot.local_size,
+               p->forked ? ", a process forked by a rank" : "");
+    if (!t->net) {
+        debug_line(p, "transports: none (not launched: messages stay in this process)");
+    } else {
+        debug_line(p, "transports: within this host %s; between hosts %s",
+                   t->use_shm ? "shm" : t->net->name,
+                   p->listen2_net ? p->listen2_net->name : "none (the job runs on one host)");
+        if (t->use_shm)
+            debug_line(p, "shm: rings of %llu bytes in %s over %s connections",
+                       (unsigned long long)t->shm_ring, t->shm_dir, t->net->name);
+    }
+    if (t->net)
+        debug_line(
+            p,
+            "protocols: eager up to %zu bytes over shm, %zu over sockets; rendezvous beyond%s; "
+            "split copies (both sides copy) from %zu bytes%s",
+            t->use_shm ? t->shm_eager : 0, t->eager_max,
+            p->cma ? " (shm: the receiver pulls with process_vm_readv)"
+                   : " (shm: copied through the ring)",
+            t->split_min, t->split_min ? "" : " (never: CSN_SHM_SPLIT=0)");
+    if (t->oversubscribed)
+        debug_line(p,
+                   "waiting: yield-spin %llu us then sleep (oversubscribed: %u ranks share our %d "
+                   "CPUs%s), naps up to %llu ms",
+                   (unsigned long long)(t->polite_spin_ns / 1000), t->cpu_share, t->ncpu,
+                   p->forked ? ", or forked" : "", (unsigned long long)(t->nap_ns / 1000000));
+    else
+        debug_line(p,
+                   "waiting: spin %llu us then sleep (%u ranks on our %d CPUs; a yield-spin of "
+                   "%llu us while more threads wait than CPUs), naps up to %llu ms",
+                   (unsigned long long)(t->spin_ns / 1000), t->cpu_share, t->ncpu,
+                   (unsigned long long)(t->polite_spin_ns / 1000),
+                   (unsigned long long)(t->nap_ns / 1000000));
+}
+
+void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
+{
+    int level = atomic_load_explicit(&csni_debug_level, memory_order_relaxed);
+    int rank = csni_netid_rank(to);
+    const char *tp;
+    if (rank == p->me) {
+        tp = "self";
+    } else if (rank >= 0 && rank < p->boot.size) {
+        tp = csn_job_transport(p->me, rank);
+        if (!tp)
+            tp = "unknown (no published address yet)";
+    } else {
+        tp = p->tun.use_shm ? "shm" : p->tun.net ? p->tun.net->name : "none";
+    }
+    if (rank >= 0 && rank < debug_nseen && debug_seen &&
+        atomic_exchange_explicit(&debug_seen[rank], 1, memory_order_relaxed) == 0)
+        debug_line(p, "peer rank %d: %s", rank, tp);
+    if (level < 3)
+        return;
+    bool shm = strcmp(tp, "shm") == 0;
+    size_t eager = shm ? p->tun.shm_eager : p->tun.eager_max;
+    const char *how;
+    if (rank == p->me)
+        how = "copied within this process";
+    else if (len <= eager)
+        how = "eager (rendezvous when the peer's credit is spent)";
+    else if (shm && p->cma && !p->tun.conn_per_transport && p->tun.split_min &&
+             len >= p->tun.split_min)
+        how = "rendezvous, split copy (both sides copy)";
+    else if (shm && p->cma)
+        how = "rendezvous, the receiver pulls it (process_vm_readv)";
+    else
+        how = "rendezvous";
+    debug_line(p, "tx to rank %d transport %u: %zu bytes over %s: %s", rank,
+               (unsigned)csni_netid_tid(to), len, tp, how);
+}

@@ -1,0 +1,53 @@
+#!/bin/sh
+# csn_debug.sh CSNRUN HELLO: CSN_DEBUG's trace (docs/api.md "CSN_DEBUG"): the lines of each
+# level appear (open: transports, protocols, waiting; 2: the transport of each peer; 3: the
+# protocol of each message, eager or rendezvous by size), none without it, and a bad value
+# gives one line naming the variable and what it accepts.
+set -u
+CSNRUN=$1 HELLO=$2
+T=$(mktemp -d "${TMPDIR:-/tmp}/csn-debug-XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+fail() { echo "csn_debug: FAIL: $*" >&2; echo "--- stderr:" >&2; cat "$T/err" >&2; exit 1; }
+run() { # run ENV... : hello on 2 ranks, stderr in $T/err
+    env "$@" timeout 60 "$CSNRUN" -np 2 "$HELLO" >"$T/out" 2>"$T/err"
+}
+has() { grep -q -- "$1" "$T/err" || fail "no line matching '$1'"; }
+hasnt() { ! grep -q -- "$1" "$T/err" || fail "a line matching '$1' (should not be there)"; }
+
+run CSN_DEBUG= || fail "hello without CSN_DEBUG failed"
+hasnt '^csn\['
+
+run CSN_DEBUG=1 || fail "hello with CSN_DEBUG=1 failed"
+for r in 0 1; do
+    has "^csn\[$r pid [0-9]*\]: CSN_DEBUG=1: rank $r of 2 on host"
+    has "^csn\[$r pid [0-9]*\]: transports: within this host shm; between hosts none"
+    has "^csn\[$r pid [0-9]*\]: protocols: eager up to 65536 bytes over shm"
+    has "^csn\[$r pid [0-9]*\]: waiting: "
+done
+hasnt 'peer rank'
+hasnt 'tx to rank'
+
+run CSN_DEBUG=2 CSN_TRANSPORT=unix || fail "hello with CSN_DEBUG=2 failed"
+has '^csn\[1 pid [0-9]*\]: peer rank 0: unix$'
+hasnt 'tx to rank'
+
+run CSN_DEBUG=3 || fail "hello with CSN_DEBUG=3 failed"
+has '^csn\[1 pid [0-9]*\]: peer rank 0: shm$'
+has '^csn\[1 pid [0-9]*\]: tx to rank 0 transport 2: 12 bytes over shm: eager'
+# Above the eager limit: a rendezvous, pulled by the receiver, or split.
+run CSN_DEBUG=3 CSN_SHM_EAGER=4 || fail "hello with CSN_SHM_EAGER=4 failed"
+has 'tx to rank 0 transport 2: 12 bytes over shm: rendezvous'
+run CSN_DEBUG=3 CSN_SHM_EAGER=4 CSN_SHM_SPLIT=8 || fail "hello with CSN_SHM_SPLIT=8 failed"
+has 'tx to rank 0 transport 2: 12 bytes over shm: rendezvous, split copy'
+run CSN_DEBUG=3 CSN_SHM_EAGER=4 CSN_CMA=0 || fail "hello with CSN_CMA=0 failed"
+has 'tx to rank 0 transport 2: 12 bytes over shm: rendezvous$'
+grep -q "Hello world" "$T/out" || fail "the message did not arrive"
+
+for bad in abc 4 -1 1x; do
+    run CSN_DEBUG=$bad && fail "CSN_DEBUG=$bad was accepted"
+    n=$(grep -c "^csn: CSN_DEBUG=$bad: expected an integer from 0 to 3$" "$T/err")
+    [ "$n" -ge 1 ] || fail "CSN_DEBUG=$bad: no line naming the variable"
+    # One such line per rank (each process reads it once), nothing else from the library.
+    [ "$(grep -c '^csn[:[]' "$T/err")" = "$n" ] || fail "CSN_DEBUG=$bad: more than the one line per rank"
+done
+echo "csn_debug: the trace's levels 1-3 and bad values checked"
