@@ -3,8 +3,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <linux/tcp.h> /* struct tcp_info with tcpi_delivery_rate (glibc's lacks it) */
-#include <stddef.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,32 +28,6 @@ static void tcp_tune(int s, size_t notsent)
         int lowat = (int)notsent;
         (void)setsockopt(s, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat); /* a hint */
     }
-}
-
-/* The writer found the socket full: the unsent bytes the kernel may hold become hold_us of the
- * connection's delivery rate (the kernel's latest sample), at least notsent. A fixed 128 KiB
- * kept a CTS prompt on a shaped 200 Mbit/s link (5 ms) but woke the writer every 128 KiB on
- * loopback and halved bulk throughput there (1.6-2.0 against 3.2 GB/s): a time, not a byte
- * count, bounds what a control frame waits behind, and on a fast path that time buys
- * megabytes. */
-static size_t tcp_refit(int s, size_t notsent, uint64_t hold_us)
-{
-    struct tcp_info ti;
-    socklen_t len = sizeof ti;
-    if (notsent == 0)
-        return 0;
-    memset(&ti, 0, sizeof ti);
-    if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
-        len < offsetof(struct tcp_info, tcpi_delivery_rate) + sizeof ti.tcpi_delivery_rate)
-        return notsent;
-    uint64_t want = ti.tcpi_delivery_rate / 1000u * hold_us / 1000u; /* bytes/s times us */
-    if (want > (64u << 20))
-        want = 64u << 20;
-    if (want < notsent)
-        want = notsent;
-    int lowat = (int)want;
-    return setsockopt(s, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat) == 0 ? (size_t)want
-                                                                                    : notsent;
 }
 
 /* errno as a status, errno kept for the caller. */
@@ -142,5 +115,4 @@ const struct csni_net_ops csni_net_tcp = {
     .listen = tcp_listen,
     .connect = tcp_connect,
     .tune = tcp_tune,
-    .refit = tcp_refit,
 };
