@@ -283,7 +283,7 @@ if has_part netns; then
         --host "${P}h1,${P}h2" -np 2 --mca btl tcp,self
     iperf_stop
     echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-    pp_table netns "two netns hosts (veth through an unshaped bridge), one rank each: csn over TCP; Open MPI --mca btl tcp,self"
+    pp_table netns "two netns hosts (veth through an unshaped bridge), one rank each: csn over TCP (pingpong names the kind within a host; between hosts it is TCP); Open MPI --mca btl tcp,self"
 fi
 
 if has_part nettest; then
