@@ -1,0 +1,334 @@
+#!/bin/bash
+# tcp-vs-mpi.sh: csn over TCP against Open MPI's TCP BTL and iperf3: pingpong on loopback and across two netns hosts, nettest across four.
+#
+# usage: bench/tcp-vs-mpi.sh [--build DIR] [--rounds N] [--sizes LIST] [--parts LIST]
+#   --build DIR    build directory (default: $BUILD, else ./build)
+#   --rounds N     rounds (default 3); each round runs csn (CSN_TRANSPORT=tcp csnrun -np 2
+#                  pingpong), Open MPI (mpirun.openmpi --mca btl tcp,self -np 2 pingpong-mpi)
+#                  and iperf3 (1 and --streams streams, one way and --bidir), the order of
+#                  csn and MPI flipping every round. Figures: medians over the rounds of each
+#                  run's median; ratios: medians of the per-round ratios.
+#   --sizes LIST   pingpong sizes (default 8,1K,64K,1M,4M,64M)
+#   --parts LIST   any of loop,netns,nettest (default loop,netns,nettest): loopback; two
+#                  network namespaces joined by an unshaped veth bridge; nettest and
+#                  nettest-mpi with 4 ranks across four namespaces (needs root)
+#   --streams N    iperf3's "several streams" (default 4)
+# Environment: PP_ARGS (extra pingpong options, default "--samples 5"), NT_ARGS (nettest
+#   parameters, default "uK m1 M1024 K32 R1 T20 Ptotal"), KEEP_DIR (keep the raw outputs
+#   there), CSN_* pass through to csn. Run it under flock /tmp/csn-bench.lock.
+# Needs: csnrun, pingpong, pingpong-mpi (nettest, nettest-mpi) in DIR, mpirun.openmpi,
+# iperf3, jq; ip (iproute2) and root for the namespace parts. Namespaces are named
+# csntcp<pid>*, use 10.79.0.0/24, and are deleted on exit, whatever happens.
+set -u
+
+me=tcp-vs-mpi.sh
+usage() {
+    sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//'
+}
+die() { echo "$me: $2" >&2; exit "$1"; }
+
+build=${BUILD:-build} ROUNDS=3 SIZES=8,1K,64K,1M,4M,64M PARTS=loop,netns,nettest STREAMS=4
+while [ $# -gt 0 ]; do
+    case $1 in
+    -h | --help) usage; exit 0 ;;
+    --build) build=${2:?--build needs a directory}; shift 2 ;;
+    --rounds) ROUNDS=${2:?--rounds needs a number}; shift 2 ;;
+    --sizes) SIZES=${2:?--sizes needs a list}; shift 2 ;;
+    --parts) PARTS=${2:?--parts needs a list}; shift 2 ;;
+    --streams) STREAMS=${2:?--streams needs a number}; shift 2 ;;
+    *) die 2 "unknown argument $1 (see --help)" ;;
+    esac
+done
+case "$ROUNDS" in '' | *[!0-9]* | 0) die 2 "--rounds must be a positive integer, not '$ROUNDS'" ;; esac
+case "$STREAMS" in '' | *[!0-9]* | 0 | 1) die 2 "--streams must be an integer from 2, not '$STREAMS'" ;; esac
+for p in ${PARTS//,/ }; do
+    case $p in loop | netns | nettest) ;; *) die 2 "--parts: unknown part '$p' (loop, netns, nettest)" ;; esac
+done
+has_part() { case ",$PARTS," in *",$1,"*) return 0 ;; esac; return 1; }
+B=$(cd "$build" 2>/dev/null && pwd) || die 2 "no such build directory: $build"
+PP_ARGS=${PP_ARGS:---samples 5}
+NT_ARGS=${NT_ARGS:-uK m1 M1024 K32 R1 T20 Ptotal}
+
+CSNRUN=$B/tools/csnrun/csnrun
+PP=$B/bench/pingpong/pingpong
+PPMPI=$B/bench/pingpong/pingpong-mpi
+NT=$B/bench/nettest/nettest
+NTMPI=$B/bench/nettest/nettest-mpi
+MPIRUN=$(command -v mpirun.openmpi || true)
+for f in "$CSNRUN" "$PP" "$PPMPI"; do
+    [ -x "$f" ] || die 2 "$f is not built"
+done
+[ -n "$MPIRUN" ] || die 2 "mpirun.openmpi not found (apt-get install openmpi-bin)"
+command -v iperf3 >/dev/null || die 2 "iperf3 not found (apt-get install iperf3)"
+command -v jq >/dev/null || die 2 "jq not found (apt-get install jq)"
+if has_part netns || has_part nettest; then
+    [ "$(id -u)" = 0 ] || die 2 "the netns and nettest parts need root (or --parts loop)"
+    command -v ip >/dev/null || die 2 "ip (iproute2) not found"
+fi
+if has_part nettest && { [ ! -x "$NT" ] || [ ! -x "$NTMPI" ]; }; then
+    die 2 "$NT or $NTMPI is not built (or leave out the nettest part)"
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+P="csntcp$$"
+NSUP=0 IPERF_PID=
+if [ -n "${KEEP_DIR:-}" ]; then
+    T=$KEEP_DIR
+    mkdir -p "$T" || exit 2
+    KEEP=1
+else
+    T=$(mktemp -d /tmp/tcp-vs-mpi.XXXXXX) || exit 2
+    KEEP=0
+fi
+cleanup() {
+    local ns pids
+    [ -n "$IPERF_PID" ] && kill "$IPERF_PID" 2>/dev/null && wait "$IPERF_PID" 2>/dev/null
+    IPERF_PID=
+    if [ "$NSUP" = 1 ]; then
+        for ns in ${P}sw ${P}h1 ${P}h2 ${P}h3 ${P}h4; do
+            pids=$(ip netns pids "$ns" 2>/dev/null)
+            [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+        done
+        for ns in ${P}sw ${P}h1 ${P}h2 ${P}h3 ${P}h4; do ip netns del "$ns" 2>/dev/null; done
+        NSUP=0
+    fi
+    [ "$KEEP" = 1 ] || rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Runs one benchmark command with a time limit; on failure prints its output and stops.
+run() {
+    local out=$1
+    shift
+    if ! timeout 900 "$@" >"$out" 2>"$out.err"; then
+        echo "$me: failed: $*" >&2
+        tail -n 30 "$out" "$out.err" >&2
+        exit 1
+    fi
+}
+
+# iperf3 client: iperf OUT NSPREFIX ADDR STREAMS [--bidir]; writes MB/s (1e6 B/s, both
+# directions summed for --bidir) to OUT.
+iperf() {
+    local out=$1 pre=$2 addr=$3 n=$4
+    shift 4
+    # shellcheck disable=SC2086
+    run "$out.json" $pre iperf3 -c "$addr" -p 5279 -t 3 -O 1 -P "$n" -J "$@"
+    jq '((.end.sum_received.bits_per_second // 0) + (.end.sum_received_bidir_reverse.bits_per_second // 0)) / 8e6' \
+        "$out.json" >"$out.mbps" || die 1 "iperf3's JSON unreadable: $out.json"
+}
+iperf_server() { # iperf_server NSPREFIX ADDR
+    # shellcheck disable=SC2086
+    $1 iperf3 -s -B "$2" -p 5279 >"$T/iperf3s.$$.out" 2>&1 &
+    IPERF_PID=$!
+    sleep 0.5
+}
+iperf_stop() {
+    [ -n "$IPERF_PID" ] && kill "$IPERF_PID" 2>/dev/null && wait "$IPERF_PID" 2>/dev/null
+    IPERF_PID=
+}
+
+# One part of pingpong rounds: pp_rounds TAG CSN_CMD... -- MPI_CMD... ; iperf3 with the
+# prefix and address in IPF_PRE, IPF_ADDR.
+pp_rounds() {
+    local tag=$1 r
+    shift
+    local -a csn=() mpi=()
+    while [ "$1" != -- ]; do csn+=("$1"); shift; done
+    shift
+    mpi=("$@")
+    for r in $(seq 1 "$ROUNDS"); do
+        echo "$tag round $r/$ROUNDS ..." >&2
+        if [ $((r % 2)) = 1 ]; then
+            # shellcheck disable=SC2086
+            run "$T/$tag.csn.$r.txt" "${csn[@]}" "$PP" --sizes "$SIZES" $PP_ARGS --json "$T/$tag.csn.$r.json"
+            # shellcheck disable=SC2086
+            run "$T/$tag.mpi.$r.txt" "${mpi[@]}" "$PPMPI" --sizes "$SIZES" $PP_ARGS --json "$T/$tag.mpi.$r.json"
+        else
+            # shellcheck disable=SC2086
+            run "$T/$tag.mpi.$r.txt" "${mpi[@]}" "$PPMPI" --sizes "$SIZES" $PP_ARGS --json "$T/$tag.mpi.$r.json"
+            # shellcheck disable=SC2086
+            run "$T/$tag.csn.$r.txt" "${csn[@]}" "$PP" --sizes "$SIZES" $PP_ARGS --json "$T/$tag.csn.$r.json"
+        fi
+        iperf "$T/$tag.ip1.$r" "$IPF_PRE" "$IPF_ADDR" 1
+        iperf "$T/$tag.ipn.$r" "$IPF_PRE" "$IPF_ADDR" "$STREAMS"
+        iperf "$T/$tag.ip1b.$r" "$IPF_PRE" "$IPF_ADDR" 1 --bidir
+        iperf "$T/$tag.ipnb.$r" "$IPF_PRE" "$IPF_ADDR" "$STREAMS" --bidir
+    done
+}
+
+# The table of one pingpong part: pp_table TAG TITLE
+pp_table() {
+    local tag=$1
+    echo "# $2"
+    echo "# csn run: $(grep -m1 '^# pingpong' "$T/$tag.csn.1.txt" | sed 's/^# pingpong: //')"
+    echo "# MPI run: $(grep -m1 '^# pingpong' "$T/$tag.mpi.1.txt" | sed 's/^# pingpong: //')"
+    awk -v rounds="$ROUNDS" -v streams="$STREAMS" '
+function val(line, key,    i, s) {
+    i = index(line, "\"" key "\": {\"median\": ")
+    if (i == 0) return ""
+    s = substr(line, i + length(key) + 14)
+    sub(/[,}].*/, "", s)
+    return s + 0
+}
+function median(a, n,    i, j, t) {
+    if (n == 0) return ""
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function med(k, m, s,    r, n, a) {
+    n = 0
+    for (r = 1; r <= rounds; r++) if ((k, r, s, m) in v) a[++n] = v[k, r, s, m]
+    return median(a, n)
+}
+function ratio(k1, m1, k2, m2, s,    r, n, a) {
+    n = 0
+    for (r = 1; r <= rounds; r++)
+        if ((k1, r, s, m1) in v && (k2, r, s, m2) in v && v[k2, r, s, m2] > 0)
+            a[++n] = v[k1, r, s, m1] / v[k2, r, s, m2]
+    return median(a, n)
+}
+function f(x, fmt) { return x == "" ? "-" : sprintf(fmt, x) }
+function g(x) { return x == "" ? "-" : sprintf(x < 100 ? "%.2f" : "%.0f", x) }
+FNR == 1 { split(FILENAME, p, "/"); split(p[length(p)], q, "."); k = q[2]; r = q[3] }
+k ~ /^ip/ { for (s in sz) v[k, r, s, "bw"] = $1 + 0; next }
+{
+    if (!match($0, /"size": [0-9]+/)) next
+    s = substr($0, RSTART + 8, RLENGTH - 8) + 0
+    if (k == "csn" && r == 1) { order[++nsizes] = s; sz[s] = 1 }
+    x = val($0, "lat_us");    if (x != "") v[k, r, s, "lat"] = x
+    x = val($0, "bw_MBps");   if (x != "") v[k, r, s, "bw"] = x
+    x = val($0, "bibw_MBps"); if (x != "") v[k, r, s, "bibw"] = x
+}
+END {
+    printf "# %d rounds: medians (latency us, MB/s = 1e6 B/s) and median per-round ratios; iperf3: 1 and %d streams, one way and --bidir (sum)\n", rounds, streams
+    printf "%9s %8s %8s %6s | %7s %7s %6s %6s | %8s %8s %6s %6s\n", "size", "csn_lat", "mpi_lat", "c/m", \
+        "csn_bw", "mpi_bw", "c/m", "c/ip1", "csn_bibw", "mpi_bibw", "c/m", "c/ip1b"
+    for (i = 1; i <= nsizes; i++) {
+        s = order[i]
+        printf "%9d %8s %8s %6s | %7s %7s %6s %6s | %8s %8s %6s %6s\n", s,
+            f(med("csn", "lat", s), "%.1f"), f(med("mpi", "lat", s), "%.1f"), f(ratio("csn", "lat", "mpi", "lat", s), "%.2f"),
+            g(med("csn", "bw", s)), g(med("mpi", "bw", s)), f(ratio("csn", "bw", "mpi", "bw", s), "%.2f"),
+            f(ratio("csn", "bw", "ip1", "bw", s), "%.2f"),
+            g(med("csn", "bibw", s)), g(med("mpi", "bibw", s)), f(ratio("csn", "bibw", "mpi", "bibw", s), "%.2f"),
+            f(ratio("csn", "bibw", "ip1b", "bw", s), "%.2f")
+    }
+    s = order[1]
+    printf "# iperf3 MB/s: 1 stream %s, %d streams %s; --bidir: 1 stream %s, %d streams %s\n",
+        f(med("ip1", "bw", s), "%.0f"), streams, f(med("ipn", "bw", s), "%.0f"),
+        f(med("ip1b", "bw", s), "%.0f"), streams, f(med("ipnb", "bw", s), "%.0f")
+    for (i = 1; i <= nsizes; i++) {
+        s = order[i]
+        x = ratio("csn", "lat", "mpi", "lat", s)
+        if (x != "") { nl++; if (x <= 1.0) okl++; else badl = badl " " s }
+        if (s < 65536) continue
+        x = ratio("csn", "bw", "mpi", "bw", s); y = ratio("csn", "bibw", "mpi", "bibw", s)
+        if (x != "" && y != "") { nb++; if (x >= 1.0 && y >= 1.0) okb++; else badb = badb " " s }
+        x = ratio("csn", "bw", "ip1", "bw", s); y = ratio("csn", "bibw", "ip1b", "bw", s)
+        if (x != "" && y != "") { ni++; if (x >= 0.9 && y >= 0.9) oki++; else badi = badi " " s }
+    }
+    printf "# goal latency csn/MPI <= 1.0: %d of %d sizes%s\n", okl, nl, badl == "" ? "" : " (not at" badl ")"
+    printf "# goal bw and bibw from 64K csn/MPI >= 1.0: %d of %d sizes%s\n", okb, nb, badb == "" ? "" : " (not at" badb ")"
+    printf "# goal bw and bibw from 64K csn/iperf3 (1 stream) >= 0.9: %d of %d sizes%s\n", oki, ni, badi == "" ? "" : " (not at" badi ")"
+}' "$T/$tag".csn.*.json "$T/$tag".mpi.*.json "$T/$tag".ip*.mbps
+    echo
+}
+
+# Four hosts h1..h4 (10.79.0.1-4) on an unshaped bridge in ${P}sw.
+netns_up() {
+    local i
+    NSUP=1
+    ip netns add "${P}sw" || die 1 "ip netns add failed"
+    ip -n "${P}sw" link set lo up && ip -n "${P}sw" link add br0 type bridge || die 1 "no bridge"
+    for i in 1 2 3 4; do
+        ip netns add "${P}h$i" &&
+            ip link add veth0 netns "${P}h$i" type veth peer name "p$i" netns "${P}sw" &&
+            ip -n "${P}sw" link set "p$i" master br0 &&
+            ip -n "${P}h$i" addr add "10.79.0.$i/24" dev veth0 &&
+            ip -n "${P}h$i" link set lo up && ip -n "${P}h$i" link set veth0 up &&
+            ip -n "${P}sw" link set "p$i" up || die 1 "setting up host $i failed"
+    done
+    ip -n "${P}sw" link set br0 up || die 1 "bridge up failed"
+    for i in 1 2; do echo "${P}h$i" >>"$T/hosts2"; done
+    for i in 1 2 3 4; do echo "${P}h$i" >>"$T/hosts4"; done
+    # Open MPI's launcher thinks it talks to a remote shell: one command line in a string.
+    printf '#!/bin/sh\nns=$1; shift\nexec ip netns exec "$ns" sh -c "$*"\n' >"$T/nsrsh"
+    chmod +x "$T/nsrsh"
+}
+
+echo "# $me --rounds $ROUNDS --sizes $SIZES --parts $PARTS --streams $STREAMS -- $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# host: $(uname -srm), $(nproc) cores; csn $(git -C "$(dirname "$0")" describe --always --dirty 2>/dev/null || echo '?')"
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (other jobs on the machine add noise)"
+env | grep '^CSN_' | sed 's/^/# env: /'
+echo
+
+if has_part loop; then
+    IPF_PRE="" IPF_ADDR=127.0.0.1
+    iperf_server "" 127.0.0.1
+    pp_rounds loop env CSN_TRANSPORT=tcp "$CSNRUN" -np 2 -- "$MPIRUN" -np 2 --mca btl tcp,self
+    iperf_stop
+    echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+    pp_table loop "loopback, 2 ranks: csn CSN_TRANSPORT=tcp; Open MPI --mca btl tcp,self"
+fi
+
+if has_part netns || has_part nettest; then
+    netns_up
+fi
+if has_part netns; then
+    IPF_PRE="ip netns exec ${P}h1" IPF_ADDR=10.79.0.2
+    iperf_server "ip netns exec ${P}h2" 10.79.0.2
+    pp_rounds netns ip netns exec "${P}h1" "$CSNRUN" --hostfile "$T/hosts2" --rsh "ip netns exec" -np 2 -- \
+        ip netns exec "${P}h1" "$MPIRUN" --mca plm_rsh_agent "$T/nsrsh" --mca routed direct \
+        --host "${P}h1,${P}h2" -np 2 --mca btl tcp,self
+    iperf_stop
+    echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+    pp_table netns "two netns hosts (veth through an unshaped bridge), one rank each: csn over TCP (pingpong names the kind within a host; between hosts it is TCP); Open MPI --mca btl tcp,self"
+fi
+
+if has_part nettest; then
+    echo "# nettest across 4 netns hosts (one rank each): $NT_ARGS; $ROUNDS rounds alternating, MB/s medians per cell"
+    for r in $(seq 1 "$ROUNDS"); do
+        echo "nettest round $r/$ROUNDS ..." >&2
+        # shellcheck disable=SC2086
+        run "$T/nt.csn.$r.txt" ip netns exec "${P}h1" "$CSNRUN" --hostfile "$T/hosts4" --rsh "ip netns exec" -np 4 "$NT" $NT_ARGS
+        # shellcheck disable=SC2086
+        run "$T/nt.mpi.$r.txt" ip netns exec "${P}h1" "$MPIRUN" --mca plm_rsh_agent "$T/nsrsh" --mca routed direct \
+            --host "${P}h1,${P}h2,${P}h3,${P}h4" -np 4 --mca btl tcp,self "$NTMPI" $NT_ARGS
+    done
+    echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+    awk -v rounds="$ROUNDS" '
+function median(a, n,    i, j, t) {
+    if (n == 0) return ""
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function isnum(x) { return x ~ /^[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/ }
+{
+    split(FILENAME, p, "/"); split(p[length(p)], q, ".")
+    k = q[2]; r = q[3]
+    if (NF != 7) next
+    for (c = 1; c <= 7; c++) if (!isnum($c)) next
+    if (k == "csn" && r == 1) order[++n] = $1
+    for (c = 2; c <= 7; c++) v[k, r, $1, c] = $c
+}
+function med(k, s, c,    r, m, a) { m = 0; for (r = 1; r <= rounds; r++) if ((k, r, s, c) in v) a[++m] = v[k, r, s, c]; return median(a, m) }
+END {
+    split("Star Star2 Chaos Chaos2 Ring Ring2", name, " ")
+    printf "%8s", "size,K"
+    for (c = 2; c <= 7; c++) printf " %17s", name[c - 1] " csn/MPI"
+    print ""
+    for (i = 1; i <= n; i++) {
+        s = order[i]
+        printf "%8s", s
+        for (c = 2; c <= 7; c++) {
+            a = med("csn", s, c); b = med("mpi", s, c)
+            cell = (a == "" || b == "") ? "-" : sprintf("%.0f/%.0f=%.2fx", a, b, b > 0 ? a / b : 0)
+            printf " %17s", cell
+            if (a != "" && b != "") { cells++; if (b > 0 && a >= b) ok++ }
+        }
+        print ""
+    }
+    printf "# cells with csn >= MPI: %d of %d\n", ok, cells
+}' "$T"/nt.csn.*.txt "$T"/nt.mpi.*.txt
+fi
