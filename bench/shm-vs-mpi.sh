@@ -1,11 +1,13 @@
 #!/bin/bash
 # shm-vs-mpi.sh: csn against Open MPI on this host: pingpong rounds, memcpy reference, two ranks on one core, nettest on 2 cores.
 #
-# usage: bench/shm-vs-mpi.sh [--build DIR] [--rounds N]   (or: BUILD_DIR [ROUNDS])
+# usage: bench/shm-vs-mpi.sh [--build DIR] [--rounds N] [--reuse-buffer]   (or: BUILD_DIR [ROUNDS])
 #   ROUNDS (default 5): rounds of  csnrun -np 2 pingpong / mpirun -np 2 pingpong-mpi / memcpy-bench,
 #   run alternately so that slow drifts of the machine hit all three alike. Per size, the
 #   figures are medians over the rounds of each round's median, and the ratios medians over
 #   the rounds of the per-round ratios (pairs measured minutes apart, not hours).
+#   --reuse-buffer: both pingpong and pingpong-mpi receive every window message into one
+#   buffer (as OSU's osu_bw); default: one receive buffer per message.
 # Environment: PP_ARGS (extra pingpong and memcpy-bench options, e.g. "--max 4M"),
 #   NT_ROUNDS (nettest rounds, default 3), KEEP_DIR (keep the raw outputs there).
 # Needs: pingpong, memcpy-bench, csnrun in BUILD_DIR; pingpong-mpi and mpirun.openmpi for
@@ -13,15 +15,16 @@
 set -u
 
 usage() {
-    sed -n '4,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,14p' "$0" | sed 's/^# \{0,1\}//'
 }
 # The options of the other comparison scripts (--build, --rounds); the positional form stays.
-build=${BUILD:-build} ROUNDS=5 npos=0
+build=${BUILD:-build} ROUNDS=5 npos=0 REUSE=
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
     --build) build=${2:?--build needs a directory}; shift 2 ;;
     --rounds) ROUNDS=${2:?--rounds needs a number}; shift 2 ;;
+    --reuse-buffer) REUSE=--reuse-buffer; shift ;;
     -*) echo "shm-vs-mpi.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) [ $npos = 0 ] && build=$1 || ROUNDS=$1; npos=$((npos + 1)); shift ;;
     esac
@@ -70,15 +73,16 @@ run() {
 echo "# shm-vs-mpi.sh $* -- $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# host: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (other jobs on the machine add noise)"
-echo "# csn: csnrun -np 2 $PP $PP_ARGS   MPI: mpirun.openmpi -np 2 (default binding) $PPMPI $PP_ARGS"
+echo "# csn: csnrun -np 2 $PP $PP_ARGS $REUSE   MPI: mpirun.openmpi -np 2 (default binding) $PPMPI $PP_ARGS $REUSE"
+echo "# receive buffers (bw, bibw): ${REUSE:+one per window (--reuse-buffer)}${REUSE:-one per message}"
 echo
 
 for r in $(seq 1 "$ROUNDS"); do
     echo "round $r/$ROUNDS ..." >&2
     # shellcheck disable=SC2086
-    run "$T/csn.$r.txt" "$CSNRUN" -np 2 "$PP" $PP_ARGS --json "$T/csn.$r.json"
+    run "$T/csn.$r.txt" "$CSNRUN" -np 2 "$PP" $PP_ARGS $REUSE --json "$T/csn.$r.json"
     # shellcheck disable=SC2086
-    run "$T/mpi.$r.txt" "$MPIRUN" -np 2 "$PPMPI" $PP_ARGS --json "$T/mpi.$r.json"
+    run "$T/mpi.$r.txt" "$MPIRUN" -np 2 "$PPMPI" $PP_ARGS $REUSE --json "$T/mpi.$r.json"
     # shellcheck disable=SC2086
     run "$T/memcpy.$r.txt" "$MC" $PP_ARGS --json "$T/memcpy.$r.json"
 done

@@ -47,6 +47,13 @@ if(TARGET pingpong)
                      "-DMATCH=${PP_ROWS}" -DRC=0 -DJSON=${CMAKE_CURRENT_BINARY_DIR}/pp-csn.json
                      -DJSON_RESULTS=14 -P ${PP_CHECK})
     set_tests_properties(pingpong_csn PROPERTIES TIMEOUT 60 ENVIRONMENT "${CSN_TEST_ENV}")
+    # --reuse-buffer: one receive buffer per window, said in the header and the JSON.
+    add_test(NAME pingpong_csn_reuse
+             COMMAND ${CMAKE_COMMAND}
+                     "-DCMD=$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:pingpong>|--sizes|8,4K,256K|--test|bw,bibw|--samples|3|--sample-ms|1|--reuse-buffer|--json|${CMAKE_CURRENT_BINARY_DIR}/pp-csn-reuse.json"
+                     "-DMATCH=--reuse-buffer|\n +262144 +[0-9.]+ " -DRC=0
+                     -DJSON=${CMAKE_CURRENT_BINARY_DIR}/pp-csn-reuse.json -DJSON_RESULTS=3 -P ${PP_CHECK})
+    set_tests_properties(pingpong_csn_reuse PROPERTIES TIMEOUT 60 ENVIRONMENT "${CSN_TEST_ENV}")
   endif()
 endif()
 
