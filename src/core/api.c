@@ -323,7 +323,7 @@ csn_status csn_test(csn_transport *t, unsigned flags, uint64_t timeout_us, csn_n
         return rv;
     if (flags == 0 || (flags & ~(unsigned)(CSN_TX | CSN_RX)))
         return CSN_INVALID_ARGUMENT;
-    if ((rv = csni_wait(t, NULL, flags, timeout_us, &op)) != CSN_OK)
+    if ((rv = csni_test_wait(t, flags, timeout_us, op)) != CSN_OK)
         return rv;
     if (id)
         *id = op->peer;
