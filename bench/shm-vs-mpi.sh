@@ -1,11 +1,16 @@
 #!/bin/bash
 # shm-vs-mpi.sh: csn against Open MPI on this host: pingpong rounds, memcpy reference, two ranks on one core, nettest on 2 cores.
 #
-# usage: bench/shm-vs-mpi.sh [--build DIR] [--rounds N]   (or: BUILD_DIR [ROUNDS])
+# usage: bench/shm-vs-mpi.sh [--build DIR] [--rounds N] [--reuse-buffer] [--report DIR]
+#        (or: BUILD_DIR [ROUNDS])
 #   ROUNDS (default 5): rounds of  csnrun -np 2 pingpong / mpirun -np 2 pingpong-mpi / memcpy-bench,
 #   run alternately so that slow drifts of the machine hit all three alike. Per size, the
 #   figures are medians over the rounds of each round's median, and the ratios medians over
 #   the rounds of the per-round ratios (pairs measured minutes apart, not hours).
+#   --reuse-buffer: both pingpong and pingpong-mpi receive every window message into one
+#   buffer (as OSU's osu_bw); default: one receive buffer per message.
+#   --report DIR: no runs; the tables and goals again from a KEEP_DIR of an earlier run
+#   (with the same --rounds and NT_ROUNDS).
 # Environment: PP_ARGS (extra pingpong and memcpy-bench options, e.g. "--max 4M"),
 #   NT_ROUNDS (nettest rounds, default 3), KEEP_DIR (keep the raw outputs there).
 # Needs: pingpong, memcpy-bench, csnrun in BUILD_DIR; pingpong-mpi and mpirun.openmpi for
@@ -13,15 +18,17 @@
 set -u
 
 usage() {
-    sed -n '4,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,17p' "$0" | sed 's/^# \{0,1\}//'
 }
 # The options of the other comparison scripts (--build, --rounds); the positional form stays.
-build=${BUILD:-build} ROUNDS=5 npos=0
+build=${BUILD:-build} ROUNDS=5 npos=0 REUSE= REPORT=
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
     --build) build=${2:?--build needs a directory}; shift 2 ;;
     --rounds) ROUNDS=${2:?--rounds needs a number}; shift 2 ;;
+    --reuse-buffer) REUSE=--reuse-buffer; shift ;;
+    --report) REPORT=${2:?--report needs a directory}; shift 2 ;;
     -*) echo "shm-vs-mpi.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) [ $npos = 0 ] && build=$1 || ROUNDS=$1; npos=$((npos + 1)); shift ;;
     esac
@@ -47,7 +54,10 @@ done
 [ -n "$MPIRUN" ] || { echo "shm-vs-mpi.sh: mpirun.openmpi not found (apt-get install openmpi-bin)" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-if [ -n "${KEEP_DIR:-}" ]; then
+if [ -n "$REPORT" ]; then
+    T=$REPORT
+    [ -f "$T/csn.1.json" ] || { echo "shm-vs-mpi.sh: $T holds no earlier run (csn.1.json)" >&2; exit 2; }
+elif [ -n "${KEEP_DIR:-}" ]; then
     T=$KEEP_DIR
     mkdir -p "$T" || exit 2
 else
@@ -60,6 +70,7 @@ trap 'exit 130' INT TERM
 run() {
     local out=$1
     shift
+    [ -z "$REPORT" ] || return 0 # --report: the outputs are there
     if ! timeout 600 "$@" >"$out" 2>"$out.err"; then
         echo "shm-vs-mpi.sh: failed: $*" >&2
         cat "$out" "$out.err" >&2
@@ -68,17 +79,19 @@ run() {
 }
 
 echo "# shm-vs-mpi.sh $* -- $(date -u '+%Y-%m-%d %H:%M UTC')"
+[ -z "$REPORT" ] || echo "# --report: the tables below are recomputed from $T; the load lines are of now, not of the run"
 echo "# host: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (other jobs on the machine add noise)"
-echo "# csn: csnrun -np 2 $PP $PP_ARGS   MPI: mpirun.openmpi -np 2 (default binding) $PPMPI $PP_ARGS"
+echo "# csn: csnrun -np 2 $PP $PP_ARGS $REUSE   MPI: mpirun.openmpi -np 2 (default binding) $PPMPI $PP_ARGS $REUSE"
+echo "# receive buffers (bw, bibw): ${REUSE:+one per window (--reuse-buffer)}${REUSE:-one per message}"
 echo
 
 for r in $(seq 1 "$ROUNDS"); do
     echo "round $r/$ROUNDS ..." >&2
     # shellcheck disable=SC2086
-    run "$T/csn.$r.txt" "$CSNRUN" -np 2 "$PP" $PP_ARGS --json "$T/csn.$r.json"
+    run "$T/csn.$r.txt" "$CSNRUN" -np 2 "$PP" $PP_ARGS $REUSE --json "$T/csn.$r.json"
     # shellcheck disable=SC2086
-    run "$T/mpi.$r.txt" "$MPIRUN" -np 2 "$PPMPI" $PP_ARGS --json "$T/mpi.$r.json"
+    run "$T/mpi.$r.txt" "$MPIRUN" -np 2 "$PPMPI" $PP_ARGS $REUSE --json "$T/mpi.$r.json"
     # shellcheck disable=SC2086
     run "$T/memcpy.$r.txt" "$MC" $PP_ARGS --json "$T/memcpy.$r.json"
 done
@@ -157,6 +170,16 @@ END {
     }
     if (nbw) printf "#   bandwidth 64K..: csn/MPI >= 1.0 at %d of %d sizes%s\n", okbw, nbw, badbw == "" ? "" : " (not at" badbw ")"
     if (nmc) printf "#   bandwidth 4M..: csn/memcpy >= 0.8 at %d of %d sizes%s\n", okmc, nmc, badmc == "" ? "" : " (not at" badmc ")"
+    # Issue 19: streaming 1 B-4 KiB, latency at every size, bidirectional 64 KiB-64 MiB.
+    for (i = 1; i <= nsizes; i++) {
+        s = order[i]
+        if (s >= 1 && s <= 4096 && (x = ratio("csn", "bw", "mpi", "bw", s)) != "") { nst++; if (x >= 1.0) okst++; else badst = badst " " s }
+        if ((x = ratio("csn", "lat", "mpi", "lat", s)) != "") { nlat++; if (x <= 1.0) oklat++; else badlat = badlat " " s }
+        if (s >= 65536 && (x = ratio("csn", "bibw", "mpi", "bibw", s)) != "") { nbi++; if (x >= 1.0) okbi++; else badbi = badbi " " s }
+    }
+    if (nst) printf "#   streaming 1..4K: csn/MPI >= 1.0 at %d of %d sizes%s\n", okst, nst, badst == "" ? "" : " (not at" badst ")"
+    if (nlat) printf "#   latency, every size: csn/MPI <= 1.0 at %d of %d sizes%s\n", oklat, nlat, badlat == "" ? "" : " (not at" badlat ")"
+    if (nbi) printf "#   bidirectional 64K..: csn/MPI >= 1.0 at %d of %d sizes%s\n", okbi, nbi, badbi == "" ? "" : " (not at" badbi ")"
 }' "$T"/csn.*.json "$T"/mpi.*.json "$T"/memcpy.*.json
 echo
 
@@ -227,9 +250,10 @@ END {
             a = med("csn", s, c); b = med("mpi", s, c)
             cell = (a == "" || b == "") ? "-" : sprintf("%.0f/%.0f=%.1fx", a, b, b > 0 ? a / b : 0)
             printf " %17s", cell
-            if (a != "" && b != "") { cells++; if (b > 0 && a >= 2 * b) ok++ }
+            if (a != "" && b != "") { cells++; if (b > 0 && a >= 2 * b) ok++; if (b > 0 && a >= b) ok1++; rs[cells] = b > 0 ? a / b : 0 }
         }
         print ""
     }
     printf "# goal: every cell csn >= 2x MPI: %d of %d cells\n", ok, cells
+    printf "# goal (issue 19): every cell >= 1.0x: %d of %d cells; median cell %.2fx (goal >= 1.5x)\n", ok1, cells, median(rs, cells)
 }' "$T"/nt.csn.*.txt "$T"/nt.mpi.*.txt

@@ -110,6 +110,15 @@ add_test(NAME core_harden_flood_tcp COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_h
 set_tests_properties(core_harden_flood_tcp PROPERTIES TIMEOUT 120
   ENVIRONMENT "CSN_TRANSPORT=tcp;CSN_LOOKUP_TIMEOUT=20;CSN_UNEXPECTED_LIMIT=8388608")
 
+# Issue 19: csn_tx_nb's direct path keeps CSN_BUSY, completion order and delivery, per transport.
+add_executable(test_nbfast core/test_nbfast.c)
+target_link_libraries(test_nbfast csn)
+foreach(tr shm unix)
+  add_test(NAME core_nbfast_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_nbfast>)
+  set_tests_properties(core_nbfast_${tr} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
+    ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_MAX_OPS=4;CSN_LOOKUP_TIMEOUT=20")
+endforeach()
+
 # libFuzzer targets (clang only; .ci/run runs each 60 s): the shm ring's record reader, and
 # the connection reader with the protocol behind it (a lone process's transports, a fake
 # accepted connection). Seed corpora in core/fuzz/corpus_*; a short run here.

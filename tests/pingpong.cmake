@@ -22,6 +22,13 @@ if(TARGET memcpy-bench)
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:line-floor>|x" -DRC=2
                    -DERR_MATCH=usage -DONE_LINE=1 -P ${PP_CHECK})
   set_tests_properties(pingpong_line_floor pingpong_line_floor_bad PROPERTIES TIMEOUT 30)
+  add_test(NAME pingpong_cma_floor
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:cma-floor>|1|64K" -DRC=0
+                   "-DMATCH=both_ways|\n +64K +[0-9.]+ +[0-9.]+" -P ${PP_CHECK})
+  add_test(NAME pingpong_cma_floor_bad
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:cma-floor>|1|0" -DRC=2
+                   -DERR_MATCH=usage -DONE_LINE=1 -P ${PP_CHECK})
+  set_tests_properties(pingpong_cma_floor pingpong_cma_floor_bad PROPERTIES TIMEOUT 60)
 endif()
 
 if(TARGET pingpong)
@@ -47,6 +54,13 @@ if(TARGET pingpong)
                      "-DMATCH=${PP_ROWS}" -DRC=0 -DJSON=${CMAKE_CURRENT_BINARY_DIR}/pp-csn.json
                      -DJSON_RESULTS=14 -P ${PP_CHECK})
     set_tests_properties(pingpong_csn PROPERTIES TIMEOUT 60 ENVIRONMENT "${CSN_TEST_ENV}")
+    # --reuse-buffer: one receive buffer per window, said in the header and the JSON.
+    add_test(NAME pingpong_csn_reuse
+             COMMAND ${CMAKE_COMMAND}
+                     "-DCMD=$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:pingpong>|--sizes|8,4K,256K|--test|bw,bibw|--samples|3|--sample-ms|1|--reuse-buffer|--json|${CMAKE_CURRENT_BINARY_DIR}/pp-csn-reuse.json"
+                     "-DMATCH=--reuse-buffer|\n +262144 +[0-9.]+ " -DRC=0
+                     -DJSON=${CMAKE_CURRENT_BINARY_DIR}/pp-csn-reuse.json -DJSON_RESULTS=3 -P ${PP_CHECK})
+    set_tests_properties(pingpong_csn_reuse PROPERTIES TIMEOUT 60 ENVIRONMENT "${CSN_TEST_ENV}")
   endif()
 endif()
 

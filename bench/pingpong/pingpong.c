@@ -25,6 +25,8 @@ static const char pingpong_usage[] =
     "median and max. MB/s means 1e6 bytes per second.\n"
     "Options:\n" PP_COMMON_HELP "  --test LIST        any of lat,bw,bibw (default all three)\n"
     "  --no-check         do not fill and check the payload\n"
+    "  --reuse-buffer     bw and bibw: every message of a window into one receive buffer\n"
+    "                     (as OSU's osu_bw does); default: one buffer per message\n"
     "  --help             this text\n"
     "  --version          the version\n"
     BENCH_SIZE_RULES;
@@ -36,6 +38,7 @@ struct pingpong_opts {
     struct pp_common c;
     unsigned tests;
     int check;
+    int reuse; /* --reuse-buffer */
 };
 
 /* One row of results; NAN where a test was not run. */
@@ -53,6 +56,7 @@ struct pingpong_ctx {
     unsigned char *sbuf, *arena;
     comm_req *req;
     int check;
+    int reuse; /* every message of a window into arena (--reuse-buffer) */
 };
 
 static int pingpong_parse_tests(const char *s, unsigned *out)
@@ -82,6 +86,7 @@ static int pingpong_parse(int argc, char **argv, struct pingpong_opts *o)
     pp_common_defaults(&o->c);
     o->tests = PP_LAT | PP_BW | PP_BIBW;
     o->check = 1;
+    o->reuse = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r = pp_common_arg(argc, argv, &i, &o->c, "pingpong");
@@ -95,6 +100,10 @@ static int pingpong_parse(int argc, char **argv, struct pingpong_opts *o)
         }
         if (strcmp(argv[i], "--no-check") == 0) {
             o->check = 0;
+            continue;
+        }
+        if (strcmp(argv[i], "--reuse-buffer") == 0) {
+            o->reuse = 1;
             continue;
         }
         r = pp_opt(argc, argv, &i, "--test", &v);
@@ -151,6 +160,7 @@ static double pingpong_batch(struct pingpong_ctx *c, unsigned test, size_t size,
     unsigned char ack[PP_ACK_LEN] = {0};
     size_t got;
     int from;
+    size_t stride = c->reuse ? 0 : size; /* between the receive buffers of a window */
     double t0 = comm_wtime();
     if (test == PP_LAT) {
         for (long i = 0; i < n; i++) {
@@ -175,7 +185,7 @@ static double pingpong_batch(struct pingpong_ctx *c, unsigned test, size_t size,
                 pingpong_expect_len(got, sizeof ack, st, "bandwidth ack");
             } else {
                 for (int j = 0; j < window; j++)
-                    comm_irecv(c->arena + (size_t)j * size, size, c->peer, &c->req[j]);
+                    comm_irecv(c->arena + (size_t)j * stride, size, c->peer, &c->req[j]);
                 comm_waitall(window, c->req);
                 for (int j = 0; j < window; j++)
                     pingpong_expect_len(c->req[j].len, size, c->req[j].status, "bandwidth");
@@ -185,7 +195,7 @@ static double pingpong_batch(struct pingpong_ctx *c, unsigned test, size_t size,
     } else {
         for (long i = 0; i < n; i++) {
             for (int j = 0; j < window; j++)
-                comm_irecv(c->arena + (size_t)j * size, size, c->peer, &c->req[j]);
+                comm_irecv(c->arena + (size_t)j * stride, size, c->peer, &c->req[j]);
             for (int j = 0; j < window; j++)
                 comm_isend(c->sbuf, size, c->peer, &c->req[window + j]);
             comm_waitall(2 * window, c->req);
@@ -263,7 +273,7 @@ static void pingpong_run(struct pingpong_ctx *c, const struct pp_common *o, unsi
     /* Who checks what: latency and bibw, both ranks; bw, rank 1 only. */
     int receives = test != PP_BW || c->rank == 1;
     int sends = test != PP_BW || c->rank == 0;
-    int nbuf = test == PP_LAT ? 1 : window;
+    int nbuf = test == PP_LAT || c->reuse ? 1 : window;
     for (int s = 0; s < o->samples; s++) {
         if (c->check && sends)
             pp_fill(c->sbuf, size, pingpong_seed(c->rank, test, size, s));
@@ -329,6 +339,8 @@ static void pingpong_print_header(const struct pingpong_opts *o, const char *hos
     printf("# bandwidth: MB/s (1e6 B/s), median and max of %d batches; window of %d messages "
            "(at most %s bytes per window), then a %d-byte ack; bibw: both ranks send a window\n",
            c->samples, c->window, pp_size_str(c->window_bytes, wb, sizeof wb), PP_ACK_LEN);
+    printf("# receive buffers (bw, bibw): %s\n",
+           o->reuse ? "one for every message of a window (--reuse-buffer)" : "one per message");
     printf("# payload check: %s; iterations per batch: %s\n", o->check ? "on" : "off",
            c->iters > 0 ? "fixed (--iters)" : "calibrated to --sample-ms");
     printf("%10s", "size");
@@ -393,9 +405,11 @@ static int pingpong_write_json(FILE *f, const struct pingpong_opts *o, const cha
     bench_json_str(f, hosts);
     fprintf(f,
             ",\n\"samples\": %d,\n\"window\": %d,\n\"window_bytes\": %zu,\n\"check\": %s,\n"
+            "\"reuse_buffer\": %s,\n"
             "\"units\": {\"lat\": \"us, half round trip\", \"bw\": \"MB/s (1e6 B/s)\"},\n"
             "\"results\": [\n",
-            o->c.samples, o->c.window, o->c.window_bytes, o->check ? "true" : "false");
+            o->c.samples, o->c.window, o->c.window_bytes, o->check ? "true" : "false",
+            o->reuse ? "true" : "false");
     for (int i = 0; i < n; i++) {
         const struct pingpong_row *r = &rows[i];
         fprintf(f, "{\"size\": %zu", r->size);
@@ -427,7 +441,7 @@ int main(int argc, char **argv)
         return 1;
     double start0 = comm_wtime();
 
-    struct pingpong_ctx c = {.check = o.check};
+    struct pingpong_ctx c = {.check = o.check, .reuse = o.reuse};
     struct pingpong_row *rows = NULL;
     char *hosts = NULL;
     FILE *json = NULL;
@@ -465,7 +479,7 @@ int main(int argc, char **argv)
     size_t maxsize = 0, arena = 0;
     for (int i = 0; i < o.c.sizes.n; i++) {
         size_t s = o.c.sizes.v[i];
-        size_t a = s * (size_t)pp_window_for(s, o.c.window, o.c.window_bytes);
+        size_t a = o.reuse ? s : s * (size_t)pp_window_for(s, o.c.window, o.c.window_bytes);
         maxsize = s > maxsize ? s : maxsize;
         arena = a > arena ? a : arena;
     }
@@ -487,9 +501,9 @@ int main(int argc, char **argv)
             char opts[256];
             snprintf(opts, sizeof opts,
                      "{\"samples\":%d,\"iters\":%ld,\"window\":%d,\"window_bytes\":%zu,"
-                     "\"sample_ms\":%g,\"tests\":%u,\"check\":%s}",
+                     "\"sample_ms\":%g,\"tests\":%u,\"check\":%s,\"reuse_buffer\":%s}",
                      o.c.samples, o.c.iters, o.c.window, o.c.window_bytes, o.c.sample_ms, o.tests,
-                     o.check ? "true" : "false");
+                     o.check ? "true" : "false", o.reuse ? "true" : "false");
             struct bench_jsonl_prov h = {.tool = "pingpong",
                                          .flavour = bench_jsonl_flavour(comm_library()),
                                          .library = comm_library(),

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/complete.h"
 #include "core/debug.h"
 #include "core/match.h"
 #include "core/netid.h"
@@ -245,12 +246,38 @@ static csn_status api_finish(csn_transport *t, struct csni_op *op, csn_netid *pe
     return op->status;
 }
 
+/* A small message to a ready peer whose connection has nothing queued is written straight
+ * into the shared-memory ring (csni_tx_now, as csn_tx does): its completion is known at once
+ * and queued in the same hold of t->lock that takes its op from the free list (the op first:
+ * a message must not leave when CSN_BUSY is due). Lock order: the transport's lock before
+ * the peer's and the writer's, which csni_tx_now may take. Otherwise the general path, with
+ * the op already taken. */
 csn_status csn_tx_nb(csn_transport *t, csn_netid to, const void *buf, size_t len)
 {
     struct csni_op *op;
-    if (csni_p)
-        csni_debug_on_tx(csni_p, to, len);
-    return api_tx(t, to, buf, len, NULL, &op);
+    csn_status rv = api_check_tx(t, to, buf, len);
+    if (rv != CSN_OK)
+        return rv;
+    csni_debug_on_tx(csni_p, to, len);
+    unsigned max = csni_p->tun.max_ops;
+    csni_lock(&t->lock);
+    op = csni_op_alloc(t, max);
+    if (op) {
+        api_init_op(op, t, to, (void *)buf, len, NULL);
+        if (csni_tx_now(t, to, buf, len)) {
+            op->kind = CSNI_OP_TX;
+            csni_complete(t, op, CSN_OK);
+            csni_unlock(&t->lock);
+            return CSN_OK;
+        }
+    }
+    bool busy = !op && t->nops >= max;
+    csni_unlock(&t->lock);
+    if (!op)
+        return busy ? CSN_BUSY : CSN_NO_HEAP;
+    if ((rv = csni_post_tx(t, op)) != CSN_OK)
+        api_free_op(t, op);
+    return rv;
 }
 
 csn_status csn_rx_nb(csn_transport *t, void *buf, size_t len, size_t *received)
@@ -299,7 +326,7 @@ csn_status csn_test(csn_transport *t, unsigned flags, uint64_t timeout_us, csn_n
         return rv;
     if (flags == 0 || (flags & ~(unsigned)(CSN_TX | CSN_RX)))
         return CSN_INVALID_ARGUMENT;
-    if ((rv = csni_wait(t, NULL, flags, timeout_us, &op)) != CSN_OK)
+    if ((rv = csni_test_wait(t, flags, timeout_us, op)) != CSN_OK)
         return rv;
     if (id)
         *id = op->peer;

@@ -20,21 +20,12 @@ static struct csni_op *wait_take(csn_transport *t, unsigned flags)
     return NULL;
 }
 
-static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, struct csni_op **got)
+/* csn_test: the result is copied out to res and the op given back under one lock hold. */
+static inline bool wait_take_copy(csn_transport *t, unsigned flags, struct csni_op *res)
 {
-    bool ok;
-    if (want) {
-        /* A blocking call's own op: its completion is published by the store of DONE
-         * (csni_complete writes status and the received length before it). seq_cst: the
-         * sleeper's half of the sleepers/state pairing (csni_complete). */
-        *got = want;
-        return atomic_load(&want->state) == CSNI_ST_DONE;
-    }
-    /* csn_test: the result is copied out and the op given back under one lock hold. */
     csni_lock(&t->lock);
     struct csni_op *op = wait_take(t, flags);
-    if ((ok = op != NULL)) {
-        struct csni_op *res = *got;
+    if (op) {
         res->peer = op->peer;
         res->buf = op->buf;
         res->status = op->status;
@@ -42,7 +33,19 @@ static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, s
         csni_op_free(t, op);
     }
     csni_unlock(&t->lock);
-    return ok;
+    return op != NULL;
+}
+
+static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, struct csni_op **got)
+{
+    if (want) {
+        /* A blocking call's own op: its completion is published by the store of DONE
+         * (csni_complete writes status and the received length before it). seq_cst: the
+         * sleeper's half of the sleepers/state pairing (csni_complete). */
+        *got = want;
+        return atomic_load(&want->state) == CSNI_ST_DONE;
+    }
+    return wait_take_copy(t, flags, *got);
 }
 
 /* Leaves the spin phase, noting the time for the progress thread: it takes over by itself if
@@ -141,19 +144,13 @@ static void wait_sleep_polling(struct csni_proc *p, csn_transport *t, struct csn
     atomic_fetch_sub(&p->prog.nsleepers, 1);
 }
 
-csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uint64_t timeout_us,
-                     struct csni_op **got)
+/* The spin and sleep of a wait whose first look found nothing; seen: wake_seq as read
+ * before that look. Not inlined: the looks that succeed at once stay short. */
+static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct csni_op *want,
+                                                     unsigned flags, uint64_t timeout_us,
+                                                     struct csni_op **got, uint32_t seen)
 {
     struct csni_proc *p = csni_p;
-    if (want && atomic_load_explicit(&want->state, memory_order_acquire) == CSNI_ST_DONE) {
-        *got = want; /* done already (an eager transmit written at once) */
-        return CSN_OK;
-    }
-    /* wake_seq moves at every queued completion: read before the first look, a later
-     * completion is seen by the loop below. */
-    uint32_t seen = atomic_load(&t->wake_seq);
-    if (!want && wait_ready(t, NULL, flags, got))
-        return CSN_OK; /* a completion is queued: no clock, no spin bookkeeping */
     /* The clock is read lazily: a wait without limit needs it only to end its spin. The
      * spin's end is set at the loop's first look at the clock, when it is known whether the
      * spin is polite (longer), for timed waits as for the others. */
@@ -248,4 +245,28 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
     if (spinning)
         wait_unspin(p, counted);
     return CSN_OK;
+}
+
+csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uint64_t timeout_us,
+                     struct csni_op **got)
+{
+    if (want && atomic_load_explicit(&want->state, memory_order_acquire) == CSNI_ST_DONE) {
+        *got = want; /* done already (an eager transmit written at once) */
+        return CSN_OK;
+    }
+    /* wake_seq moves at every queued completion: read before the first look, a later
+     * completion is seen by the loop. */
+    uint32_t seen = atomic_load(&t->wake_seq);
+    if (!want && wait_ready(t, NULL, flags, got))
+        return CSN_OK; /* a completion is queued: no clock, no spin bookkeeping */
+    return wait_loop(t, want, flags, timeout_us, got, seen);
+}
+
+csn_status csni_test_wait(csn_transport *t, unsigned flags, uint64_t timeout_us,
+                          struct csni_op *res)
+{
+    uint32_t seen = atomic_load(&t->wake_seq);
+    if (wait_take_copy(t, flags, res))
+        return CSN_OK;
+    return wait_loop(t, NULL, flags, timeout_us, &res, seen);
 }

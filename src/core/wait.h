@@ -13,6 +13,10 @@
  * timeout_us (CSN_FOREVER: no limit). CSN_OK or CSN_TIMEOUT. No lock held. */
 csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uint64_t timeout_us,
                      struct csni_op **got);
+/* csn_test's wait: csni_wait(t, NULL, ...) with the result in *res, its first look (the
+ * common case: a completion is queued) without the spin's set-up. */
+csn_status csni_test_wait(csn_transport *t, unsigned flags, uint64_t timeout_us,
+                          struct csni_op *res);
 /* In a forked child: only the forking thread may be counted as waiting. */
 void csni_wait_forked(void);
 
