@@ -400,11 +400,7 @@ int csn_netid_rank(csn_netid id)
 const char *csn_transport_name(void)
 {
     struct csni_proc *p;
-    if (csni_proc_get(&p) != CSN_OK)
-        return "none";
-    if (!p->tun.net)
-        return "self";
-    return p->tun.use_shm ? "shm" : p->tun.net->name;
+    return csni_proc_get(&p) == CSN_OK ? csni_within_name(p) : "none";
 }
 
 const char *csn_version(void)

@@ -8,6 +8,7 @@
 #include "core/debug.h"
 #include "core/netid.h"
 #include "core/state.h"
+#include "names/hosts.h"
 
 _Atomic int csni_debug_level;
 
@@ -84,11 +85,11 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
     if (rank == p->me) {
         tp = "self";
     } else if (rank >= 0 && rank < p->boot.size) {
-        tp = csn_job_transport(p->me, rank);
+        tp = csni_pair_transport(p, p->me, rank);
         if (!tp)
             tp = "unknown (no published address yet)";
     } else {
-        tp = p->tun.use_shm ? "shm" : p->tun.net ? p->tun.net->name : "none";
+        tp = csni_within_name(p);
     }
     if (rank >= 0 && rank < debug_nseen && debug_seen &&
         atomic_exchange_explicit(&debug_seen[rank], 1, memory_order_relaxed) == 0)

@@ -1,16 +1,10 @@
 /* job.c: job helpers beyond the nine calls: rank r's first transport's netid without a lookup,
  * and the transport that messages between two ranks take (csn.h). */
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "core/netid.h"
 #include "core/proc.h"
 #include "core/state.h"
 #include "csn.h"
-#include "names/names.h"
-#include "transport/net.h"
+#include "names/hosts.h"
 
 /* A process's transports are numbered in the order they open, after the hidden system
  * transport (core/api.c): the first csn_open of every process gets CSNI_SYS_TPORT + 1. */
@@ -18,63 +12,15 @@
 
 csn_netid csn_job_netid(int rank)
 {
-    if (rank < 0 || rank >= csn_job_size())
+    struct csni_proc *p;
+    int size = csni_proc_get(&p) == CSN_OK ? p->boot.size : 1;
+    if (rank < 0 || rank >= size)
         return CSN_NULL_NETID;
     return csni_netid_make(rank, JOB_FIRST_TPORT);
-}
-
-/* The host of every rank, from its published endpoint ("ADDR[|ADDR2]|h=HOST", core/proc.c),
- * each fetched once (under job_lock; the table is never freed: it is as big as the job). */
-static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
-static char **job_hosts;
-static int job_nhosts;
-
-/* 0 with *host set (owned by the table), -1 when rank's endpoint is not to be had. */
-static int job_host_of(const struct csni_proc *p, int rank, const char **host)
-{
-    char key[32], ep[1024];
-    int rv = -1;
-
-    pthread_mutex_lock(&job_lock);
-    if (job_hosts == NULL) {
-        if ((job_hosts = calloc((size_t)p->boot.size, sizeof *job_hosts)) == NULL)
-            goto fail;
-        job_nhosts = p->boot.size;
-    }
-    if (rank >= job_nhosts)
-        goto fail;
-    if (job_hosts[rank] == NULL) {
-        const char *h;
-        snprintf(key, sizeof key, "ep.%d", rank);
-        if (csni_kv_get(key, p->tun.lookup_timeout_ms, ep, sizeof ep) != CSN_OK)
-            goto fail;
-        h = strstr(ep, "|h=");
-        if ((job_hosts[rank] = strdup(h != NULL ? h + 3 : "")) == NULL)
-            goto fail;
-    }
-    *host = job_hosts[rank];
-    rv = 0;
-fail:
-    pthread_mutex_unlock(&job_lock);
-    return rv;
 }
 
 const char *csn_job_transport(int a, int b)
 {
     struct csni_proc *p;
-    const char *ha, *hb;
-
-    if (csni_proc_get(&p) != CSN_OK || a < 0 || b < 0 || a >= p->boot.size || b >= p->boot.size)
-        return NULL;
-    if (a == b)
-        return "self";
-    const char *within = csn_transport_name();
-    /* Every rank on this host (csnrun's CSN_LOCAL_SIZE, PMIx's local size): no lookups. */
-    if (!p->boot.launched || p->boot.local_size >= p->boot.size)
-        return within;
-    if (job_host_of(p, a, &ha) != 0 || job_host_of(p, b, &hb) != 0)
-        return NULL;
-    if (ha[0] == '\0' || hb[0] == '\0' || strcmp(ha, hb) == 0)
-        return within;
-    return csni_net_remote()->name;
+    return csni_proc_get(&p) == CSN_OK ? csni_pair_transport(p, a, b) : NULL;
 }
