@@ -15,6 +15,7 @@
 #include "core/tport.h"
 #include "core/wait.h"
 #include "names/names.h"
+#include "transport/ofi/ofi.h"
 
 #define API_VERSION "0.1.0"
 
@@ -373,6 +374,8 @@ const char *csn_transport_name(void)
         return "none";
     if (!p->tun.net)
         return "self";
+    if (csni_ofi_on())
+        return csni_ofi_name(); /* "ofi:PROVIDER" */
     return p->tun.use_shm ? "shm" : p->tun.net->name;
 }
 

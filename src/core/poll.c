@@ -13,6 +13,7 @@
 #include "core/poll.h"
 #include "core/state.h"
 #include "core/teardown.h"
+#include "transport/ofi/ofi.h"
 
 static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops *kind);
 
@@ -311,7 +312,7 @@ void csni_poll(struct csni_proc *p)
 bool csni_arm_rings(struct csni_proc *p, bool handle)
 {
     bool work = false;
-    if (atomic_load(&p->conns.nshm) == 0)
+    if (atomic_load(&p->conns.nshm) == 0 && !csni_ofi_on())
         return false;
     for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
         int k = csni_conn_arm(c);
