@@ -299,6 +299,13 @@ void csni_poll(struct csni_proc *p)
                 atomic_load_explicit(&p->conns.nlive, memory_order_relaxed))
             return;
     }
+    /* A fabric's completion queues are read on every poll: most providers progress only
+     * then (FI_PROGRESS_MANUAL), so their descriptor would not become readable by itself. */
+    if (csni_ofi_on())
+        for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
+            if (atomic_load_explicit(&c->ofi, memory_order_acquire) &&
+                !atomic_load_explicit(&c->dead, memory_order_relaxed))
+                csni_poll_serve(p, c, false);
     int n = epoll_wait(p->epfd, ev, 16, 0);
     for (int i = 0; i < n; i++)
         poll_handle(p, &ev[i], false);

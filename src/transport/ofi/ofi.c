@@ -290,16 +290,10 @@ static ssize_t ofi_read(struct csni_conn *c, void *buf, size_t n)
     return -1;
 }
 
-static ssize_t ofi_writev(struct csni_conn *c, const struct iovec *iov, int niov)
+/* Sends that completed: their buffers back to the free list. 0, or -1 (errno). */
+static int ofi_tx_reclaim(struct csni_ofi_link *l)
 {
-    struct csni_ofi_link *l = c->ofi;
     struct csni_ofi_done d[OFI_NTX];
-    size_t total = 0, off = 0;
-    int i = 0;
-    if (!atomic_load_explicit(&l->have_peer, memory_order_acquire)) {
-        errno = EAGAIN; /* the peer's answer has not come yet */
-        return -1;
-    }
     int n = ofi_mod->poll_tx(l->ep, d, OFI_NTX);
     if (n < 0) {
         errno = EIO;
@@ -313,6 +307,20 @@ static ssize_t ofi_writev(struct csni_conn *c, const struct iovec *iov, int niov
         }
         l->txfree[l->ntxfree++] = (int)(b - l->tx);
     }
+    return 0;
+}
+
+static ssize_t ofi_writev(struct csni_conn *c, const struct iovec *iov, int niov)
+{
+    struct csni_ofi_link *l = c->ofi;
+    size_t total = 0, off = 0;
+    int i = 0;
+    if (!atomic_load_explicit(&l->have_peer, memory_order_acquire)) {
+        errno = EAGAIN; /* the peer's answer has not come yet */
+        return -1;
+    }
+    if (ofi_tx_reclaim(l) != 0)
+        return -1;
     while (i < niov && l->ntxfree > 0) {
         struct ofi_buf *b = &l->tx[l->txfree[l->ntxfree - 1]];
         size_t len = 0, o = off;
@@ -345,6 +353,10 @@ static ssize_t ofi_writev(struct csni_conn *c, const struct iovec *iov, int niov
         errno = EAGAIN;
         return -1;
     }
+    /* Drives the provider now (manual progress): the message leaves without waiting for our
+     * next poll; completions found are taken back at the next call. */
+    if (ofi_tx_reclaim(l) != 0)
+        return -1;
     return (ssize_t)total;
 }
 
