@@ -20,9 +20,13 @@
 #include "transport/ofi/ofi_module.h"
 #include "wire/frame.h"
 
-#define OFI_BUF 65536u /* one message: at most this many stream bytes */
-#define OFI_NRX 32     /* receives posted per connection */
-#define OFI_NTX 16     /* sends in flight per connection */
+/* One message carries at most OFI_MSG stream bytes: below the eager limit of the providers
+ * that switch to their own rendezvous above it (rxm: 16 KiB less its header), which needs the
+ * sender's progress again later, and csn's own protocol already does rendezvous. */
+#define OFI_MSG 16000u
+#define OFI_BUF 16384u /* a buffer */
+#define OFI_NRX 128    /* receives posted per connection */
+#define OFI_NTX 64     /* sends in flight per connection */
 #define OFI_HS_MS 5000 /* the rest of a peer's address after its HELLO */
 /* After the socket's end, what the peer sent over the fabric before dying may still come. */
 #define OFI_EOF_GRACE_NS 200000000ull
@@ -51,12 +55,14 @@ struct csni_ofi_link {
     /* writer's */
     struct ofi_buf tx[OFI_NTX];
     int txfree[OFI_NTX], ntxfree;
+    _Atomic int inflight; /* sends not yet complete (read by sleepers) */
     struct csni_ofi_link *next; /* every link, for the drain at exit */
 };
 
 static const struct csni_ofi_module *ofi_mod;
 static bool ofi_active;
 static char ofi_name[96];
+static bool ofi_spin; /* CSN_OFI_SPIN=1: never sleep on the fabric, poll (as MPIs do) */
 static pthread_mutex_t ofi_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct csni_ofi_link *ofi_links;
 
@@ -127,7 +133,7 @@ static void ofi_drain(void)
     pthread_mutex_lock(&ofi_list_lock);
     for (struct csni_ofi_link *l = ofi_links; l; l = l->next) {
         struct csni_ofi_done d[OFI_NTX];
-        int inflight = OFI_NTX - l->ntxfree;
+        int inflight = atomic_load(&l->inflight);
         while (inflight > 0 && csni_now_ns() < until) {
             int n = ofi_mod->poll_tx(l->ep, d, OFI_NTX);
             if (n < 0)
@@ -150,6 +156,8 @@ csn_status csni_ofi_init(void)
         return CSN_INVALID_ARGUMENT;
     }
     snprintf(ofi_name, sizeof ofi_name, "ofi:%s", prov);
+    const char *spin = getenv("CSN_OFI_SPIN");
+    ofi_spin = spin && strcmp(spin, "1") == 0;
     if (atexit(ofi_drain) != 0)
         return CSN_SYSTEM_ERROR;
     ofi_active = true;
@@ -307,6 +315,7 @@ static int ofi_tx_reclaim(struct csni_ofi_link *l)
         }
         l->txfree[l->ntxfree++] = (int)(b - l->tx);
     }
+    atomic_store_explicit(&l->inflight, OFI_NTX - l->ntxfree, memory_order_relaxed);
     return 0;
 }
 
@@ -325,8 +334,8 @@ static ssize_t ofi_writev(struct csni_conn *c, const struct iovec *iov, int niov
         struct ofi_buf *b = &l->tx[l->txfree[l->ntxfree - 1]];
         size_t len = 0, o = off;
         int j = i;
-        while (j < niov && len < OFI_BUF) {
-            size_t m = iov[j].iov_len - o < OFI_BUF - len ? iov[j].iov_len - o : OFI_BUF - len;
+        while (j < niov && len < OFI_MSG) {
+            size_t m = iov[j].iov_len - o < OFI_MSG - len ? iov[j].iov_len - o : OFI_MSG - len;
             memcpy(b->data + len, (const uint8_t *)iov[j].iov_base + o, m);
             len += m;
             o += m;
@@ -345,6 +354,7 @@ static ssize_t ofi_writev(struct csni_conn *c, const struct iovec *iov, int niov
             return -1;
         }
         l->ntxfree--;
+        atomic_store_explicit(&l->inflight, OFI_NTX - l->ntxfree, memory_order_relaxed);
         total += len;
         i = j;
         off = o;
@@ -558,7 +568,16 @@ int csni_ofi_arm(struct csni_conn *c)
     struct csni_ofi_link *l = c->ofi;
     if (!l || l->eof || !atomic_load_explicit(&l->have_peer, memory_order_acquire))
         return 0; /* the socket wakes */
-    if (l->rx[l->rx_head].done || l->rx_unposted > 0 || l->rxfd < 0)
+    /* Sends in flight may need our progress to leave (manual progress): poll, do not sleep.
+     * Their completions are the writer's: taken back here when it is not at work. */
+    if (atomic_load_explicit(&l->inflight, memory_order_relaxed) > 0 && csni_trylock(&c->tx_lock)) {
+        int rc = ofi_tx_reclaim(l);
+        csni_unlock(&c->tx_lock);
+        if (rc != 0)
+            return 1; /* the writer meets the error on its next write */
+    }
+    if (ofi_spin || l->rx[l->rx_head].done || l->rx_unposted > 0 || l->rxfd < 0 ||
+        atomic_load_explicit(&l->inflight, memory_order_relaxed) > 0)
         return 1;
     return ofi_mod->trywait(l->ep);
 }
