@@ -30,7 +30,7 @@
 #define OFI_HS_MS 5000 /* the rest of a peer's address after its HELLO */
 /* After the socket's end, what the peer sent over the fabric before dying may still come. */
 #define OFI_EOF_GRACE_NS 200000000ull
-#define OFI_DRAIN_NS 2000000000ull /* at exit: sends still in flight get this long */
+#define OFI_DRAIN_NS 1000000000ull /* at exit: sends still in flight get this long */
 #define OFI_HELLO_NONCE 0x6f66692d6c696e6bull /* "ofi-link" */
 
 struct ofi_buf {
@@ -57,6 +57,7 @@ struct csni_ofi_link {
     int txfree[OFI_NTX], ntxfree;
     _Atomic int inflight; /* sends not yet complete (read by sleepers) */
     struct csni_ofi_link *next; /* every link, for the drain at exit */
+    struct csni_conn *conn;     /* its connection (a dead one is not drained) */
 };
 
 static const struct csni_ofi_module *ofi_mod;
@@ -133,7 +134,7 @@ static void ofi_drain(void)
     pthread_mutex_lock(&ofi_list_lock);
     for (struct csni_ofi_link *l = ofi_links; l; l = l->next) {
         struct csni_ofi_done d[OFI_NTX];
-        int inflight = atomic_load(&l->inflight);
+        int inflight = atomic_load(&l->conn->dead) ? 0 : atomic_load(&l->inflight);
         while (inflight > 0 && csni_now_ns() < until) {
             int n = ofi_mod->poll_tx(l->ep, d, OFI_NTX);
             if (n < 0)
@@ -428,6 +429,7 @@ fail:
 /* Publishes l as c's link (writer lock: the writer reads c->link). */
 static void ofi_attach(struct csni_conn *c, struct csni_ofi_link *l)
 {
+    l->conn = c;
     pthread_mutex_lock(&ofi_list_lock);
     l->next = ofi_links;
     ofi_links = l;
