@@ -56,3 +56,7 @@ add_test(NAME ofi_tcp_netns COMMAND ${OFI_RUN} bash ${CMAKE_CURRENT_SOURCE_DIR}/
          bash ${CMAKE_CURRENT_SOURCE_DIR}/ofi/netns_job.sh)
 set_tests_properties(ofi_tcp_netns PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77 RESOURCE_LOCK csn_netns
   ENVIRONMENT "TB_CSNRUN=${CMAKE_BINARY_DIR}/tools/csnrun/csnrun;TB_TEST_MP=$<TARGET_FILE:test_mp>;TB_NETTEST=${CMAKE_BINARY_DIR}/bench/nettest/nettest")
+
+# libcsn itself never depends on libfabric (the component is dlopened).
+add_test(NAME ofi_no_dt_needed COMMAND sh -c "readelf -d \"$1\" | grep -i 'NEEDED.*libfabric' && exit 1; exit 0" sh $<TARGET_FILE:csn>)
+set_tests_properties(ofi_no_dt_needed PROPERTIES TIMEOUT 30)
