@@ -54,7 +54,7 @@ set_tests_properties(ofi_missing_module PROPERTIES TIMEOUT 30
 # netns): test_mp exchange and nettest over ofi with the tcp provider on each host's veth0.
 add_test(NAME ofi_tcp_netns COMMAND ${OFI_RUN} bash ${CMAKE_CURRENT_SOURCE_DIR}/netns/testbed.sh exec
          bash ${CMAKE_CURRENT_SOURCE_DIR}/ofi/netns_job.sh)
-set_tests_properties(ofi_tcp_netns PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77 RESOURCE_LOCK csn_netns
+set_tests_properties(ofi_tcp_netns PROPERTIES TIMEOUT 240 SKIP_RETURN_CODE 77 RESOURCE_LOCK csn_netns
   ENVIRONMENT "TB_CSNRUN=${CMAKE_BINARY_DIR}/tools/csnrun/csnrun;TB_TEST_MP=$<TARGET_FILE:test_mp>;TB_NETTEST=${CMAKE_BINARY_DIR}/bench/nettest/nettest")
 
 # libcsn itself never depends on libfabric (the component is dlopened).

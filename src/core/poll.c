@@ -343,6 +343,8 @@ void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns)
         return;
     }
     nap_ns = poll_timers(p, nap_ns);
+    if (nap_ns > CSNI_OFI_NAP_NS && csni_ofi_on())
+        nap_ns = CSNI_OFI_NAP_NS;
     int n = epoll_wait(p->epfd, ev, 64, (int)((nap_ns + 999999u) / 1000000u));
     for (int i = 0; i < n; i++)
         poll_handle(p, &ev[i], true);

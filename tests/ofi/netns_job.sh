@@ -6,8 +6,8 @@ set -u
 rank_env=(env CSN_TRANSPORT=ofi FI_PROVIDER=tcp FI_TCP_IFACE=veth0 CSN_LOOKUP_TIMEOUT=20)
 timeout 60 "$TB_CSNRUN" --hostfile "$TB_HOSTS" --rsh "ip netns exec" -np 4 \
     "${rank_env[@]}" "$TB_TEST_MP" exchange || { echo "FAIL: test_mp exchange over ofi across the hosts"; exit 1; }
-out=$(timeout 60 "$TB_CSNRUN" --hostfile "$TB_HOSTS" --rsh "ip netns exec" -np 4 \
-    "${rank_env[@]}" "$TB_NETTEST" uK m1 M64 K4 R1 T20 Ptotal 2>&1) || { echo "$out"; echo "FAIL: nettest over ofi"; exit 1; }
-echo "$out" | sed -n '1,3p;/^Size/,/^64/p'
+out=$(timeout 100 "$TB_CSNRUN" --hostfile "$TB_HOSTS" --rsh "ip netns exec" -np 4 \
+    "${rank_env[@]}" "$TB_NETTEST" uK m1 M16 K4 R1 T10 Ptotal 2>&1) || { echo "$out"; echo "FAIL: nettest over ofi"; exit 1; }
+echo "$out" | sed -n '/^Size/,/^16/p'
 echo "$out" | grep -q "ofi:tcp" || { echo "FAIL: nettest does not name the ofi provider"; exit 1; }
 echo "ok: test_mp exchange and nettest over ofi:tcp across 4 namespace hosts"
