@@ -25,8 +25,8 @@
  * sender's progress again later, and csn's own protocol already does rendezvous. */
 #define OFI_MSG 16000u
 #define OFI_BUF 16384u /* a buffer */
-#define OFI_NRX 128    /* receives posted per connection */
-#define OFI_NTX 64     /* sends in flight per connection */
+#define OFI_NRX 64     /* receives posted per connection */
+#define OFI_NTX 32     /* sends in flight per connection */
 #define OFI_HS_MS 5000 /* the rest of a peer's address after its HELLO */
 /* After the socket's end, what the peer sent over the fabric before dying may still come. */
 #define OFI_EOF_GRACE_NS 200000000ull

@@ -83,13 +83,13 @@ static int mod_init(char *prov, size_t cap, char *err, size_t errcap)
     }
     fi_freeinfo(list);
     list = NULL;
-    /* A connection posts at most 128 receives and has 64 sends in flight (transport/ofi/ofi.c):
+    /* A connection posts at most 64 receives and has 32 sends in flight (transport/ofi/ofi.c):
      * queues of that depth, not the provider's default (rxm: 16 MiB of buffers per endpoint,
      * 0.25 s to set up each). */
-    if (mod_info->rx_attr->size > 256)
-        mod_info->rx_attr->size = 256;
-    if (mod_info->tx_attr->size > 256)
-        mod_info->tx_attr->size = 256;
+    if (mod_info->rx_attr->size > 128)
+        mod_info->rx_attr->size = 128;
+    if (mod_info->tx_attr->size > 128)
+        mod_info->tx_attr->size = 128;
     if ((rc = fi_fabric(mod_info->fabric_attr, &mod_fabric, NULL)) != 0) {
         mod_err(err, errcap, "fi_fabric", rc);
         goto fail;
