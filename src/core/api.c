@@ -16,6 +16,7 @@
 #include "core/teardown.h"
 #include "core/tport.h"
 #include "core/wait.h"
+#include "names/hosts.h"
 #include "names/names.h"
 
 #define API_VERSION "0.1.0"

@@ -12,6 +12,7 @@
 #include "core/complete.h"
 #include "core/conn.h"
 #include "core/state.h"
+#include "transport/ofi/ofi.h"
 
 #define CONN_RBUF 65536u   /* staging buffer: many small frames per recv */
 #define CONN_DIRECT 16384u /* payload remainders this large are read straight in place */
@@ -124,6 +125,9 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
     }
     if (!c->rbuf)
         goto fail;
+    /* ofi: the data moves over the pair's fabric endpoint, the socket keeps the rest */
+    if (pp && !shm && csni_ofi_on() && csni_ofi_connect(c) != 0)
+        goto fail;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
         goto fail;
@@ -145,6 +149,7 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
     }
     return c;
 fail:
+    csni_ofi_drop(c);
     free(c->rbuf);
     c->rbuf = NULL;
     if (old) {
@@ -175,6 +180,9 @@ void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, int proc, struct 
     }
     c->proc = proc;
     c->pp = pp;
+    const char *why = "an ofi connection to a process without CSN_TRANSPORT=ofi";
+    if (!shm && csni_ofi_hello_is_ofi(&c->f) && (!csni_ofi_on() || csni_ofi_accept(c, &why) != 0))
+        csni_conn_fail(c, why);
 }
 
 /* ---- writing ---- */
@@ -443,6 +451,7 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
         atomic_fetch_sub(&p->conns.nstrangers, 1);
     /* Fails only when the descriptor was never added: nothing to undo then. */
     (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    csni_ofi_fail(c);
     /* shutdown, not close: the descriptor number stays ours until the process ends, so a
      * thread still holding it can never touch someone else's file. */
     (void)shutdown(c->fd, SHUT_RDWR);
@@ -497,8 +506,9 @@ int csni_conn_arm(struct csni_conn *c)
     if (!csni_conn_rx_trylock(c))
         return -1;
     bool ring = c->shm != NULL && !c->dead;
+    int fabric = c->ofi && !c->dead ? csni_ofi_arm(c) : 0;
     csni_conn_rx_unlock(c);
-    return ring && csni_shm_arm(c->shm, atomic_load(&c->tx_pending)) ? 1 : 0;
+    return fabric || (ring && csni_shm_arm(c->shm, atomic_load(&c->tx_pending))) ? 1 : 0;
 }
 
 /* ---- reading ---- */

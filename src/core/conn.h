@@ -21,6 +21,7 @@ struct csni_proc;
 struct csni_peer;
 struct csni_conn;
 struct csni_unex;
+struct csni_ofi_link;
 
 /* Where the payload of a frame goes: the protocol's answer to a header. */
 struct csni_place {
@@ -48,6 +49,7 @@ struct csni_conn {
     int fd; /* the socket: data, or (shm) doorbell and death detector */
     const struct csni_link_ops *link;
     struct csni_shm *shm;          /* rings, for shared-memory connections (writer lock) */
+    struct csni_ofi_link *_Atomic ofi; /* the fabric endpoint of ofi connections (transport/ofi) */
     struct csni_shm *_Atomic ring; /* = shm, published (release) for lock-free pollers */
     _Atomic bool tx_pending;       /* frames wait on the send queue (a hint for pollers) */
     struct csni_proc *p;

@@ -14,6 +14,7 @@
 #include "core/peer.h"
 #include "core/state.h"
 #include "names/names.h"
+#include "transport/ofi/ofi.h"
 
 void csni_peers_init(struct csni_peers *ps)
 {
@@ -113,7 +114,8 @@ static csn_status peer_connect(struct csni_proc *p, struct csni_peer *pp, uint32
         if ((rv = csni_shm_create(path, p->tun.shm_ring, &shm)) != CSN_OK)
             goto fail;
     }
-    struct csni_frame f = csni_frame_hello((uint64_t)p->me, shm != NULL, lane, nonce);
+    struct csni_frame f = csni_frame_hello((uint64_t)p->me, shm != NULL, lane,
+                                           shm ? nonce : csni_ofi_hello_nonce());
     if ((rv = peer_send_hello(p, fd, &f)) != CSN_OK)
         goto fail;
     struct csni_conn *c = csni_conn_new(p, fd, pp, pp->proc, shm);

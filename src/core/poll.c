@@ -13,6 +13,7 @@
 #include "core/poll.h"
 #include "core/state.h"
 #include "core/teardown.h"
+#include "transport/ofi/ofi.h"
 
 static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops *kind);
 
@@ -318,6 +319,13 @@ void csni_poll(struct csni_proc *p)
                 atomic_load_explicit(&p->conns.nlive, memory_order_relaxed))
             return;
     }
+    /* A fabric's completion queues are read on every poll: most providers progress only
+     * then (FI_PROGRESS_MANUAL), so their descriptor would not become readable by itself. */
+    if (csni_ofi_on())
+        for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
+            if (atomic_load_explicit(&c->ofi, memory_order_acquire) &&
+                !atomic_load_explicit(&c->dead, memory_order_relaxed))
+                csni_poll_serve(p, c, false);
     int n = epoll_wait(p->epfd, ev, 16, 0);
     for (int i = 0; i < n; i++)
         poll_handle(p, &ev[i], false);
@@ -331,7 +339,7 @@ void csni_poll(struct csni_proc *p)
 bool csni_arm_rings(struct csni_proc *p, bool handle)
 {
     bool work = false;
-    if (atomic_load(&p->conns.nshm) == 0)
+    if (atomic_load(&p->conns.nshm) == 0 && !csni_ofi_on())
         return false;
     for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
         int k = csni_conn_arm(c);
@@ -355,6 +363,8 @@ void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns)
         return;
     }
     nap_ns = poll_timers(p, nap_ns);
+    if (nap_ns > CSNI_OFI_NAP_NS && csni_ofi_on())
+        nap_ns = CSNI_OFI_NAP_NS;
     int n = epoll_wait(p->epfd, ev, 64, (int)((nap_ns + 999999u) / 1000000u));
     for (int i = 0; i < n; i++)
         poll_handle(p, &ev[i], true);

@@ -19,6 +19,7 @@
 #include "core/progress.h"
 #include "core/wait.h"
 #include "names/names.h"
+#include "transport/ofi/ofi.h"
 
 static pthread_mutex_t proc_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool proc_forked; /* this process was forked from one that had loaded the library */
@@ -125,10 +126,14 @@ static csn_status proc_net_tunables(struct csni_proc *p)
     if (!tr || !*tr)
         tr = "shm";
     tun->use_shm = strcmp(tr, "shm") == 0; /* rings over the Unix-socket connections */
-    if (!(tun->net = csni_net_by_name(tun->use_shm ? "unix" : tr))) {
-        fprintf(stderr, "csn: CSN_TRANSPORT=%s: expected shm, unix or tcp\n", tr);
+    /* ofi: TCP connections for the handshake and death, data over libfabric (transport/ofi) */
+    bool ofi = strcmp(tr, "ofi") == 0;
+    if (!(tun->net = csni_net_by_name(tun->use_shm ? "unix" : ofi ? "tcp" : tr))) {
+        fprintf(stderr, "csn: CSN_TRANSPORT=%s: expected shm, unix, tcp or ofi\n", tr);
         return CSN_INVALID_ARGUMENT;
     }
+    if (ofi && (rv = csni_ofi_init()) != CSN_OK)
+        return rv;
     const char *dir = getenv("CSN_SHM_DIR");
     snprintf(tun->shm_dir, sizeof tun->shm_dir, "%s", dir && *dir ? dir : "/dev/shm");
     if (tun->use_shm && access(tun->shm_dir, W_OK | X_OK) != 0) {

@@ -91,13 +91,4 @@ uint64_t csni_now_ns(void);
 /* Wakes whoever waits in the process's epoll set (an eventfd write). Never blocks. */
 void csni_kick_epoll(struct csni_proc *p);
 
-/* The transport between processes of one host: "shm", a network kind's name, or "self" for a
- * process not launched (csn_transport_name). */
-static inline const char *csni_within_name(const struct csni_proc *p)
-{
-    if (!p->tun.net)
-        return "self";
-    return p->tun.use_shm ? "shm" : p->tun.net->name;
-}
-
 #endif

@@ -10,6 +10,7 @@
 #include "names/hosts.h"
 #include "names/names.h"
 #include "transport/net.h"
+#include "transport/ofi/ofi.h"
 
 /* The host of every rank, from its published endpoint ("ADDR[|ADDR2]|h=HOST", core/proc.c),
  * each fetched once (under job_lock; the table is never freed: it is as big as the job). */
@@ -45,6 +46,15 @@ static int job_host_of(const struct csni_proc *p, int rank, const char **host)
 fail:
     pthread_mutex_unlock(&job_lock);
     return rv;
+}
+
+const char *csni_within_name(const struct csni_proc *p)
+{
+    if (!p->tun.net)
+        return "self";
+    if (csni_ofi_on())
+        return csni_ofi_name(); /* "ofi:PROVIDER" */
+    return p->tun.use_shm ? "shm" : p->tun.net->name;
 }
 
 const char *csni_pair_transport(struct csni_proc *p, int a, int b)

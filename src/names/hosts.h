@@ -4,6 +4,10 @@
 
 struct csni_proc;
 
+/* The transport between processes of one host: "shm", "ofi:PROVIDER", a network kind's name,
+ * or "self" for a process not launched (csn_transport_name). */
+const char *csni_within_name(const struct csni_proc *p);
+
 /* What messages between ranks a and b of p's job take: "self", the kind within a host
  * (csni_within_name) or the kind between hosts; NULL for a rank out of range or one whose
  * address is not published within the lookup timeout (may block that long). */

@@ -1,0 +1,88 @@
+#!/bin/bash
+# ofi-vs-mpi.sh: csn over libfabric (CSN_TRANSPORT=ofi) against csn's own transports and Open MPI over the same provider, on this host.
+#
+# usage: bench/ofi-vs-mpi.sh [--build DIR] [--rounds N] [--sizes LIST]
+#   Per round, one after the other (the order rotates from round to round):
+#     csn-ofi-tcp    CSN_TRANSPORT=ofi FI_PROVIDER=tcp  csnrun -np 2 pingpong
+#     csn-tcp        CSN_TRANSPORT=tcp                  csnrun -np 2 pingpong
+#     ompi-ofi-tcp   mpirun --mca pml cm --mca mtl ofi (provider tcp) pingpong-mpi
+#     ompi-btl-tcp   mpirun --mca pml ob1 --mca btl tcp,self pingpong-mpi
+#     csn-ofi-shm    CSN_TRANSPORT=ofi FI_PROVIDER=shm  (reference)
+#     csn-shm        CSN_TRANSPORT=shm                  (reference)
+#     ompi-ofi-shm   mpirun --mca pml cm --mca mtl ofi (provider shm) (reference)
+#   Latency (half round trip, us) and bandwidth (MB/s) per size: the median over rounds of
+#   each run's median; the load average (1 min) before each round is printed beside.
+#   Runs under flock /tmp/csn-bench.lock. Default: 5 rounds, sizes 8,1K,64K,1M.
+# Environment: OFI_CONFIGS (space-separated subset of the names above), PP_ARGS (extra
+#   pingpong options), KEEP_DIR (keep raw outputs there).
+set -u
+build=build rounds=5 sizes=8,1K,64K,1M
+while [ $# -gt 0 ]; do
+    case $1 in
+    -h | --help) sed -n '4,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --build) build=${2:?--build needs a directory}; shift 2 ;;
+    --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
+    --sizes) sizes=${2:?--sizes needs a list}; shift 2 ;;
+    *) echo "ofi-vs-mpi.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+case "$rounds" in '' | *[!0-9]* | 0) echo "ofi-vs-mpi.sh: --rounds must be a positive integer" >&2; exit 2 ;; esac
+B=$(cd "$build" 2>/dev/null && pwd) || { echo "ofi-vs-mpi.sh: no such build directory: $build" >&2; exit 2; }
+CSNRUN=$B/tools/csnrun/csnrun PP=$B/bench/pingpong/pingpong PPMPI=$B/bench/pingpong/pingpong-mpi
+for f in "$CSNRUN" "$PP"; do [ -x "$f" ] || { echo "ofi-vs-mpi.sh: $f is not built" >&2; exit 2; }; done
+[ -f "$B/src/csn/libcsn-ofi.so" ] || { echo "ofi-vs-mpi.sh: $B/src/csn/libcsn-ofi.so is not built (apt-get install libfabric-dev, rebuild)" >&2; exit 2; }
+MPIRUN=$(command -v mpirun.openmpi || true)
+configs=${OFI_CONFIGS:-"csn-ofi-tcp csn-tcp ompi-ofi-tcp ompi-btl-tcp csn-ofi-shm csn-shm ompi-ofi-shm"}
+if [ -z "$MPIRUN" ] || [ ! -x "$PPMPI" ]; then
+    echo "ofi-vs-mpi.sh: no mpirun.openmpi or pingpong-mpi: the Open MPI columns are left out"
+    configs=$(echo "$configs" | tr ' ' '\n' | grep -v '^ompi-' | tr '\n' ' ')
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 CSN_LOOKUP_TIMEOUT=20
+if [ -n "${KEEP_DIR:-}" ]; then T=$KEEP_DIR; mkdir -p "$T" || exit 2
+else T=$(mktemp -d /tmp/ofi-vs-mpi.XXXXXX) || exit 2; trap 'rm -rf "$T"' EXIT; fi
+trap 'exit 130' INT TERM
+ppargs="--sizes $sizes --samples 5 --test lat,bw ${PP_ARGS:-}"
+
+run_one() { # run_one CONFIG OUTFILE
+    local c=$1 o=$2
+    case $c in
+    csn-ofi-tcp) CSN_TRANSPORT=ofi FI_PROVIDER=tcp timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
+    csn-ofi-shm) CSN_TRANSPORT=ofi FI_PROVIDER=shm timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
+    csn-tcp) CSN_TRANSPORT=tcp timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
+    csn-shm) CSN_TRANSPORT=shm timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
+    ompi-ofi-tcp) timeout 300 "$MPIRUN" -np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp \
+                      -x FI_PROVIDER=tcp "$PPMPI" $ppargs ;;
+    ompi-ofi-shm) timeout 300 "$MPIRUN" -np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include shm \
+                      -x FI_PROVIDER=shm "$PPMPI" $ppargs ;;
+    ompi-btl-tcp) timeout 300 "$MPIRUN" -np 2 --mca pml ob1 --mca btl tcp,self "$PPMPI" $ppargs ;;
+    *) echo "unknown config $c"; return 2 ;;
+    esac >"$o" 2>&1
+}
+
+exec 9>/tmp/csn-bench.lock
+flock -w 3600 9 || { echo "ofi-vs-mpi.sh: /tmp/csn-bench.lock busy for an hour" >&2; exit 1; }
+echo "# ofi-vs-mpi.sh: $rounds rounds, sizes $sizes, $(date -u +%FT%TZ), $(nproc) CPUs"
+read -ra C <<<"$configs"
+n=${#C[@]}
+for r in $(seq 1 "$rounds"); do
+    echo "round $r: load $(cut -d' ' -f1-3 /proc/loadavg)"
+    for k in $(seq 0 $((n - 1))); do
+        c=${C[$(((k + r - 1) % n))]}
+        if ! run_one "$c" "$T/$c.$r"; then
+            echo "  $c failed:"; tail -5 "$T/$c.$r" | sed 's/^/    /'
+            continue
+        fi
+        grep -m1 '^# pingpong:' "$T/$c.$r" | sed "s/^/  $c: /"
+    done
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| config | size | latency us (median of rounds) | bandwidth MB/s (median of rounds) | rounds |"
+echo "|---|---|---|---|---|"
+for c in "${C[@]}"; do
+    cat "$T/$c".* 2>/dev/null | awk -v c="$c" '
+        /^ *[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+/ { s = $1; lat[s] = lat[s] " " $2; bw[s] = bw[s] " " $5; if (!(s in seen)) { seen[s] = 1; order[++ns] = s } }
+        function med(str,   a, m, i, j, t) { m = split(str, a, " "); for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return m ? (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2) : "-" }
+        END { for (i = 1; i <= ns; i++) { s = order[i]; printf "| %s | %s | %.2f | %.1f | %d |\n", c, s, med(lat[s]), med(bw[s]), split(lat[s], x, " ") } }'
+done

@@ -1,0 +1,57 @@
+/* ofi_module.h: the interface between libcsn and its libfabric (OFI) component, libcsn-ofi.so
+ * (ofi_module.c), which libcsn loads with dlopen only when CSN_TRANSPORT=ofi asks for it.
+ * Plain C types only: libcsn never includes rdma/fabric.h nor links libfabric. */
+#ifndef CSNI_OFI_MODULE_H
+#define CSNI_OFI_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bumped whenever the structures below change; libcsn refuses a module of another version. */
+#define CSNI_OFI_MODULE_ABI 1
+/* The one symbol the module exports: const struct csni_ofi_module *csn_ofi_module(void). */
+#define CSNI_OFI_MODULE_SYMBOL "csn_ofi_module"
+/* The module's file, in the directory "csn" beside libcsn.so (build tree and install alike). */
+#define CSNI_OFI_MODULE_FILE "libcsn-ofi.so"
+/* Bytes reserved for the provider at the head of every operation's context (struct
+ * fi_context2 is 64 bytes): the context pointer handed to post_recv/send points there. */
+#define CSNI_OFI_CTX 64
+/* The longest endpoint address (fi_getname) csn carries. */
+#define CSNI_OFI_NAME_MAX 256
+
+struct csni_ofi_ep; /* one endpoint of the module: its own completion queues and address vector */
+
+/* One completion: the context given with the operation, bytes received, 0 or a positive errno. */
+struct csni_ofi_done {
+    void *ctx;
+    size_t len;
+    int err;
+};
+
+struct csni_ofi_module {
+    unsigned abi; /* CSNI_OFI_MODULE_ABI */
+    /* Chooses the provider (FI_PROVIDER, else the first reliable-datagram one that is not
+     * host-local) and opens its fabric and domain. 0 with its name in prov, or -1 with a reason
+     * in err. */
+    int (*init)(char *prov, size_t cap, char *err, size_t errcap);
+    /* An endpoint with its receive completion queue's wait descriptor in *rxfd (-1: the
+     * provider has none, poll), its address in name (*namelen bytes, in: capacity). mem: the
+     * link's buffers, registered when the provider needs local registration. 0 or -1 (err). */
+    int (*open)(struct csni_ofi_ep **ep, void *mem, size_t memlen, void *name, size_t *namelen,
+                int *rxfd, char *err, size_t errcap);
+    /* The peer's address (the only one this endpoint sends to). 0 or -1. */
+    int (*insert)(struct csni_ofi_ep *ep, const void *name, size_t namelen);
+    /* Posts a receive / sends one message (tag 0). 0, -EAGAIN (retry after polling), -errno. */
+    int (*post_recv)(struct csni_ofi_ep *ep, void *buf, size_t len, void *ctx);
+    int (*send)(struct csni_ofi_ep *ep, const void *buf, size_t len, void *ctx);
+    /* Completions of receives / sends, at most n: their count, or -errno. */
+    int (*poll_rx)(struct csni_ofi_ep *ep, struct csni_ofi_done *d, int n);
+    int (*poll_tx)(struct csni_ofi_ep *ep, struct csni_ofi_done *d, int n);
+    /* Before sleeping on rxfd: 0 when it may sleep (fi_trywait), 1 when it must poll first. */
+    int (*trywait)(struct csni_ofi_ep *ep);
+    void (*close)(struct csni_ofi_ep *ep);
+};
+
+typedef const struct csni_ofi_module *(*csni_ofi_module_fn)(void);
+
+#endif
