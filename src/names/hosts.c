@@ -66,6 +66,9 @@ const char *csni_pair_transport(struct csni_proc *p, int a, int b)
     if (a == b)
         return "self";
     const char *within = csni_within_name(p);
+    /* Over libfabric every pair's data takes the fabric, within a host and between hosts. */
+    if (csni_ofi_on())
+        return within;
     /* Every rank on this host (csnrun's CSN_LOCAL_SIZE, PMIx's local size): no lookups. */
     if (!p->boot.launched || p->boot.local_size >= p->boot.size)
         return within;
