@@ -7,6 +7,7 @@
 
 #include "comm.h"
 #include "csn.h"
+#include "csn_transports.h"
 
 /* Single-threaded: the benchmarks call the layer from one thread per process.
  *
@@ -151,29 +152,7 @@ const char *comm_library(void)
  * the ranks' hosts only in a job that spans hosts, and stops at the first pair of each kind). */
 const char *comm_transport(void)
 {
-    static char summary[96];
-    const char *within = NULL, *between = NULL;
-    if (summary[0] != '\0')
-        return summary;
-    for (int a = 0; a < comm_np && !(within && between); a++) {
-        for (int b = a + 1; b < comm_np && !(within && between); b++) {
-            const char *t = csn_job_transport(a, b);
-            if (t == NULL)
-                return csn_transport_name(); /* an address not to be had: say what we know */
-            if (strcmp(t, csn_transport_name()) == 0)
-                within = within ? within : t;
-            else
-                between = between ? between : t;
-        }
-    }
-    if (within && between)
-        snprintf(summary, sizeof summary, "%s within hosts, %s between", within, between);
-    else
-        snprintf(summary, sizeof summary, "%s",
-                 between  ? between
-                 : within ? within
-                          : csn_transport_name());
-    return summary;
+    return bench_csn_transports(comm_np);
 }
 
 size_t comm_max_len(void)

@@ -12,6 +12,8 @@
 #include <mpi.h>
 #else
 #include <csn.h>
+
+#include "csn_transports.h"
 #endif
 
 /* A wait that sees nothing complete for this long is a hang: the job fails with a message
@@ -267,7 +269,7 @@ const char *tt_library(void)
 
 const char *tt_transport(void)
 {
-    return csn_transport_name();
+    return bench_csn_transports(csn_job_size());
 }
 
 const char *tt_connections(void)

@@ -20,9 +20,11 @@ CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer $SAN -Iinclude -
 
 # The library (and what the harnesses link) once, instrumented for coverage but without a main.
 objs=()
-for f in $(find src -name '*.c' ! -name 'fuzz_*' ! -path 'src/boot/pmix_module.c' | sort) \
+for f in $(find src -name '*.c' ! -name 'fuzz_*' ! -path 'src/boot/pmix_module.c' \
+             ! -path 'src/transport/ofi/ofi_module.c' | sort) \
          tools/csnrun/proto.c tools/csnrun/netaddr.c tools/csnrun/launch.c tools/csnrun/agent.c \
-         bench/common/comm_csn.c bench/common/comm_common.c bench/nettest/params.c \
+         bench/common/comm_csn.c bench/common/comm_common.c bench/common/csn_transports.c \
+         bench/nettest/params.c \
          bench/pingpong/ppcommon.c bench/logp/logp_stats.c bench/logp/logp_report.c \
          bench/pipeline/options.c bench/threadtest/ttcomm.c; do
     o="$out/obj/$(echo "$f" | tr / _).o"
@@ -42,10 +44,10 @@ declare -A extra=(
     [specfile]="$(lib tools_csnrun_proto) $(lib tools_csnrun_netaddr) $(lib tools_csnrun_launch) $(lib tools_csnrun_agent) $core"
     [csnrun_args]="$(lib tools_csnrun_proto) $(lib tools_csnrun_netaddr) $(lib tools_csnrun_launch) $(lib tools_csnrun_agent) $core"
     [nettest_args]="$(lib bench_nettest_params)"
-    [pingpong_args]="$(lib bench_pingpong_ppcommon) $(lib bench_common_comm) $core"
-    [logp_args]="$(lib bench_logp_logp_) $(lib bench_common_comm) $core"
+    [pingpong_args]="$(lib bench_pingpong_ppcommon) $(lib bench_common_comm) $(lib bench_common_csn_transports) $core"
+    [logp_args]="$(lib bench_logp_logp_) $(lib bench_common_comm) $(lib bench_common_csn_transports) $core"
     [pipeline_args]="$(lib bench_pipeline_options) $core"
-    [threadtest_args]="$(lib bench_threadtest_ttcomm) $core"
+    [threadtest_args]="$(lib bench_threadtest_ttcomm) $(lib bench_common_csn_transports) $core"
     [size_args]=""
 )
 targets=("$@")
