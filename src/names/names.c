@@ -271,24 +271,19 @@ fail:
 
 /* Sends "KEY ...\n" + req (which ends in '\n') and reads one reply line into reply (without
  * the '\n'). The server may take wait_ms to answer (a parked lookup). */
-static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, size_t cap)
+/* One attempt: connects, sends out[0..len), reads one line into reply. -1 with errno; *again
+ * when the server closed before reading the request (a stranger flood evicted the connection
+ * while it waited for our key, or it came after the server's look at it): worth a retry. */
+static int names_request_once(const char *out, size_t len, uint64_t deadline, char *reply,
+                              size_t cap, int *again)
 {
-    char out[NAMES_LINE_MAX + 64];
-    size_t len, off = 0, got = 0;
-    uint64_t deadline;
-    int fd, n, err;
+    size_t off = 0, got = 0;
+    int fd, err;
 
-    if (wait_ms > NAMES_WAIT_CAP_MS)
-        wait_ms = NAMES_WAIT_CAP_MS;
-    deadline = names_now_ms() + wait_ms + NAMES_MARGIN_MS;
-    n = snprintf(out, sizeof out, "KEY %s\n%s", names_key, req);
-    if (n < 0 || (size_t)n >= sizeof out)
-        return CSN_INVALID_ARGUMENT;
-    len = (size_t)n;
-
+    *again = 0;
     fd = names_connect(deadline);
     if (fd < 0)
-        return CSN_SYSTEM_ERROR;
+        return -1;
     while (off < len) {
         ssize_t w = send(fd, out + off, len - off, MSG_NOSIGNAL);
         if (w > 0) {
@@ -299,6 +294,7 @@ static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, 
             if (names_wait(fd, POLLOUT, deadline) != 0)
                 goto fail;
         } else {
+            *again = errno == EPIPE || errno == ECONNRESET;
             goto fail;
         }
     }
@@ -319,8 +315,10 @@ static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, 
                 *nl = '\0';
                 break;
             }
-        } else if (r == 0) {
-            /* Closed without an answer: a wrong job key, or the launcher went away. */
+        } else if (r == 0 || errno == ECONNRESET) {
+            /* Closed without an answer: evicted before our key was read (retry), a wrong job
+             * key, or the launcher went away (then the next connect fails). */
+            *again = got == 0;
             errno = ECONNRESET;
             goto fail;
         } else if (errno == EAGAIN) {
@@ -331,12 +329,40 @@ static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, 
         }
     }
     close(fd);
-    return CSN_OK;
+    return 0;
 fail:
     err = errno;
     close(fd);
     errno = err;
-    return CSN_SYSTEM_ERROR;
+    return -1;
+}
+
+static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, size_t cap)
+{
+    char out[NAMES_LINE_MAX + 64];
+    uint64_t deadline, pause_ms = 5;
+    int n, again;
+
+    if (wait_ms > NAMES_WAIT_CAP_MS)
+        wait_ms = NAMES_WAIT_CAP_MS;
+    deadline = names_now_ms() + wait_ms + NAMES_MARGIN_MS;
+    n = snprintf(out, sizeof out, "KEY %s\n%s", names_key, req);
+    if (n < 0 || (size_t)n >= sizeof out)
+        return CSN_INVALID_ARGUMENT;
+    /* A request the server never read is sent again, after a growing pause, until the
+     * deadline: a flood of strangers may push a member's connection out before its key is
+     * read, which must delay the member, not fail it. */
+    while (names_request_once(out, (size_t)n, deadline, reply, cap, &again) != 0) {
+        int err = errno;
+        if (!again || names_now_ms() + pause_ms >= deadline) {
+            errno = err;
+            return CSN_SYSTEM_ERROR;
+        }
+        usleep((useconds_t)(pause_ms * 1000));
+        if (pause_ms < 200)
+            pause_ms *= 2;
+    }
+    return CSN_OK;
 }
 
 /* Maps a reply that is neither of the expected ones. */
