@@ -162,5 +162,7 @@ int main(int argc, char **argv)
     atomic_store(&s->go, -1);
     int st;
     waitpid(child, &st, 0);
+    pp_free(src);
+    pp_free(dst);
     return rc;
 }

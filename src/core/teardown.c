@@ -74,7 +74,6 @@ void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
     atomic_fetch_add(&p->peers.nlost, 1);
     teardown_take(&pp->wait_cts, NULL, &ops);
     teardown_take(&pp->wait_data, NULL, &ops);
-    teardown_take(&pp->wait_tids, NULL, &ops);
     csni_unlock(&pp->lock);
     atomic_store_explicit(&pp->ready, true, memory_order_release);
     teardown_fail_all(ops, CSN_PEER_LOST);
@@ -152,18 +151,11 @@ void csni_tport_drain(struct csni_proc *p, csn_transport *t)
     csni_mutex_lock(&p->peers.lock);
     struct csni_peer *peers = p->peers.list;
     csni_mutex_unlock(&p->peers.lock);
-    struct csni_frame note = csni_frame_tids(CSNI_TIDS_GONE, t->tid);
     for (struct csni_peer *pp = peers; pp; pp = pp->next) {
         csni_lock(&pp->lock);
         teardown_take(&pp->wait_cts, t, &gone);
         teardown_take(&pp->wait_data, t, &gone);
-        teardown_take(&pp->wait_tids, t, &gone);
-        bool tell = pp->conn && !pp->lost;
         csni_unlock(&pp->lock);
-        /* Its senders learn that t is gone: their later transmits fail at once (PEER_LOST)
-         * instead of being dropped on arrival. */
-        if (tell)
-            (void)csni_peer_send_frame(pp, &note); /* lost or short of memory: harmless */
     }
     teardown_withdraw_self(p, t, &gone);
     /* Unexpected messages held for t. */
