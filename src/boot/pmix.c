@@ -3,6 +3,7 @@
  * component libcsn-pmix.so (pmix_module.c), loaded with dlopen when a launcher's variables are
  * there: libcsn has no link-time dependency on PMIx. */
 #ifdef CSN_HAVE_PMIX
+#include "boot/module.h"
 #include "boot/pmix.h"
 #include "boot/pmix_module.h"
 
@@ -386,47 +387,20 @@ static csn_status pmix_boot_fail(const char *what)
 
 /* ---- the bootstrap component ---- */
 
-/* dir/rel/csn/libcsn-pmix.so, when it exists. */
-static int pmix_module_at(char *out, size_t cap, const char *dir, const char *rel)
-{
-    if ((size_t)snprintf(out, cap, "%s%s/csn/%s", dir, rel, CSNI_PMIX_MODULE_FILE) >= cap)
-        return 0;
-    return access(out, R_OK) == 0;
-}
-
 /* Finds and loads libcsn-pmix.so: CSN_PMIX_MODULE (a path) if set; else in csn/ beside the
  * object this code is in (libcsn.so, or a program linked with libcsn.a, whose library is then
  * in ../lib), the install directory, the build tree. 0, or -1 after one line on stderr. */
 static int pmix_load(void)
 {
-    const char *env = getenv("CSN_PMIX_MODULE");
-    char path[PATH_MAX + 64], dir[PATH_MAX], *slash;
-    Dl_info info;
+    char path[PATH_MAX + 64];
     void *h;
     csni_pmix_module_fn fn;
     const struct csni_pmix_module *m;
-    int found = 0;
 
     if (pmix_mod != NULL)
         return 0;
-    if (env != NULL && *env != '\0') {
-        found = snprintf(path, sizeof path, "%s", env) < (int)sizeof path;
-    } else {
-        if (dladdr((void *)pmix_load, &info) != 0 && info.dli_fname != NULL &&
-            strlen(info.dli_fname) < sizeof dir) {
-            strcpy(dir, info.dli_fname);
-            slash = strrchr(dir, '/');
-            if (slash != NULL) {
-                *slash = '\0';
-                found = pmix_module_at(path, sizeof path, dir, "") ||
-                        pmix_module_at(path, sizeof path, dir, "/../" CSN_INSTALL_LIBDIR_REL);
-            }
-        }
-        if (!found)
-            found = pmix_module_at(path, sizeof path, CSN_INSTALL_LIBDIR, "") ||
-                    pmix_module_at(path, sizeof path, CSN_BUILD_LIBDIR, "");
-    }
-    if (!found) {
+    if (!csni_module_find("CSN_PMIX_MODULE", CSNI_PMIX_MODULE_FILE, CSN_INSTALL_LIBDIR,
+                          CSN_INSTALL_LIBDIR_REL, CSN_BUILD_LIBDIR, path, sizeof path)) {
         fprintf(stderr, "csn: started by a PMIx launcher, but the PMIx component %s is not "
                         "installed (set CSN_PMIX_MODULE to its path): running as a lone process\n",
                 CSNI_PMIX_MODULE_FILE);

@@ -1,6 +1,7 @@
 /* ofi.c: the libfabric (OFI) link of a connection (see ofi.h): loading the component, the
  * address exchange after the HELLO, and the byte stream over the pair's endpoint. */
 #include "transport/ofi/ofi.h"
+#include "boot/module.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -74,42 +75,17 @@ static pthread_mutex_t ofi_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct csni_ofi_link *ofi_links;
 
 /* ---- the component ---- */
-static int ofi_module_at(char *out, size_t cap, const char *dir, const char *rel)
-{
-    if ((size_t)snprintf(out, cap, "%s%s/csn/%s", dir, rel, CSNI_OFI_MODULE_FILE) >= cap)
-        return 0;
-    return access(out, R_OK) == 0;
-}
-
 /* Finds and loads libcsn-ofi.so: CSN_OFI_MODULE (a path) if set; else in csn/ beside the
  * object this code is in, the install directory, the build tree. 0, or -1 after one line. */
 static int ofi_load(void)
 {
-    const char *env = getenv("CSN_OFI_MODULE");
-    char path[PATH_MAX + 64], dir[PATH_MAX], *slash;
-    Dl_info info;
+    char path[PATH_MAX + 64];
     void *h;
     csni_ofi_module_fn fn;
     const struct csni_ofi_module *m;
-    int found = 0;
 
-    if (env && *env) {
-        found = snprintf(path, sizeof path, "%s", env) < (int)sizeof path;
-    } else {
-        if (dladdr((void *)ofi_load, &info) != 0 && info.dli_fname &&
-            strlen(info.dli_fname) < sizeof dir) {
-            strcpy(dir, info.dli_fname);
-            if ((slash = strrchr(dir, '/')) != NULL) {
-                *slash = '\0';
-                found = ofi_module_at(path, sizeof path, dir, "") ||
-                        ofi_module_at(path, sizeof path, dir, "/../" CSN_OFI_LIBDIR_REL);
-            }
-        }
-        if (!found)
-            found = ofi_module_at(path, sizeof path, CSN_OFI_LIBDIR, "") ||
-                    ofi_module_at(path, sizeof path, CSN_OFI_BUILD_LIBDIR, "");
-    }
-    if (!found) {
+    if (!csni_module_find("CSN_OFI_MODULE", CSNI_OFI_MODULE_FILE, CSN_OFI_LIBDIR,
+                          CSN_OFI_LIBDIR_REL, CSN_OFI_BUILD_LIBDIR, path, sizeof path)) {
         fprintf(stderr, "csn: CSN_TRANSPORT=ofi: the libfabric component %s is not installed "
                         "(built only where libfabric-dev is; CSN_OFI_MODULE gives its path)\n",
                 CSNI_OFI_MODULE_FILE);
