@@ -273,6 +273,8 @@ static int hostfile_add_expanded(struct job *j, struct pool *p, const char *name
             added++;
         }
     }
+    if (added == 0) /* node[,]: a list of nothing */
+        return usage_error("%s: bad host list '%s' (expected e.g. node[01-04,7])", where, name);
     return 0;
 }
 
