@@ -26,8 +26,11 @@ enum { COMM_COMPLETE = 0, COMM_OPSTATUS = 1 };
 static csn_transport *comm_t;
 static int comm_me, comm_np;
 static csn_netid *comm_ids;
+/* The requests csn_test may still complete, oldest first: comm_pending[comm_head..comm_tail).
+ * They mostly complete in the order they were posted, so taking the i-th out moves only the
+ * ones before it (usually none), not the whole window behind it. */
 static comm_req **comm_pending;
-static size_t comm_npending, comm_cap;
+static size_t comm_head, comm_tail, comm_cap;
 static double comm_timeout = 120.0; /* seconds without any completion before giving up */
 static char comm_libname[64];
 
@@ -123,7 +126,7 @@ void comm_finalize(void)
     free(comm_pending);
     comm_ids = NULL;
     comm_pending = NULL;
-    comm_npending = comm_cap = 0;
+    comm_head = comm_tail = comm_cap = 0;
 }
 
 int comm_rank(void)
@@ -177,7 +180,7 @@ static int comm_rank_of(csn_netid id)
 static void comm_record(int is_send, csn_netid id, void *buf, csn_status op)
 {
     int from = comm_rank_of(id);
-    for (size_t i = 0; i < comm_npending; i++) {
+    for (size_t i = comm_head; i < comm_tail; i++) {
         comm_req *r = comm_pending[i];
         if (r->buf != buf || r->is_send != is_send)
             continue;
@@ -187,9 +190,10 @@ static void comm_record(int is_send, csn_netid id, void *buf, csn_status op)
         r->status = (int)op;
         r->opaque[COMM_OPSTATUS] = (uint64_t)op;
         r->opaque[COMM_COMPLETE] = 1;
-        memmove(&comm_pending[i], &comm_pending[i + 1],
-                (comm_npending - i - 1) * sizeof *comm_pending);
-        comm_npending--;
+        memmove(&comm_pending[comm_head + 1], &comm_pending[comm_head],
+                (i - comm_head) * sizeof *comm_pending);
+        if (++comm_head == comm_tail)
+            comm_head = comm_tail = 0;
         return;
     }
     comm_abort(1, "csn_test completed a %s of buffer %p with rank %d that was never posted here",
@@ -230,7 +234,13 @@ static void comm_progress_wait(double *last, int n, const comm_req *r)
 
 static void comm_track(comm_req *r)
 {
-    if (comm_npending == comm_cap) {
+    if (comm_tail == comm_cap && comm_head > 0) {
+        memmove(comm_pending, &comm_pending[comm_head],
+                (comm_tail - comm_head) * sizeof *comm_pending);
+        comm_tail -= comm_head;
+        comm_head = 0;
+    }
+    if (comm_tail == comm_cap) {
         size_t cap = comm_cap ? 2 * comm_cap : 64;
         comm_req **p = realloc(comm_pending, cap * sizeof *p);
         if (p == NULL)
@@ -238,7 +248,7 @@ static void comm_track(comm_req *r)
         comm_pending = p;
         comm_cap = cap;
     }
-    comm_pending[comm_npending++] = r;
+    comm_pending[comm_tail++] = r;
 }
 
 int comm_isend(const void *buf, size_t len, int dst, comm_req *r)

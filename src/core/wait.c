@@ -144,6 +144,21 @@ static void wait_sleep_polling(struct csni_proc *p, csn_transport *t, struct csn
     atomic_fetch_sub(&p->prog.nsleepers, 1);
 }
 
+/* How much longer than the usual spin a blocking transmit's wait spins: a message beyond the
+ * eager size ends when the receiver's copy of it ends (a single-copy pull, at 8-20 GB/s here),
+ * and a sleep taken meanwhile adds a futex wake-up and the switches to every large message
+ * (1 MiB: a copy of about 100 us against the 50 us spin; measured: half round trip at 1-2 MiB
+ * 0.5-0.7x with the spin as long as the copy, BENCHMARKS.md, issue 19). The copy's time is
+ * taken at a floor rate of 2 GB/s (len / 2 ns), at most 10 ms: a receiver that has not posted
+ * costs the sender at most that spin, as a message of that size would take to copy. */
+static uint64_t wait_transfer_ns(const struct csni_proc *p, const struct csni_op *want)
+{
+    if (!want || want->kind != CSNI_OP_TX || p->tun.spin_ns == 0) /* CSN_SPIN_US=0: no spin */
+        return 0;
+    uint64_t ns = want->len / 2;
+    return ns < 10000000 ? ns : 10000000;
+}
+
 /* The spin and sleep of a wait whose first look found nothing; seen: wake_seq as read
  * before that look. Not inlined: the looks that succeed at once stay short. */
 static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct csni_op *want,
@@ -206,7 +221,8 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
             continue; /* the clock, every 256th turn of a pure spin (a few microseconds) */
         now = csni_now_ns();
         if (spin_end == 0)
-            spin_end = now + (polite ? p->tun.polite_spin_ns : p->tun.spin_ns);
+            spin_end = now + (polite ? p->tun.polite_spin_ns
+                                     : p->tun.spin_ns + wait_transfer_ns(p, want));
         if (now >= deadline) {
             if (spinning)
                 wait_unspin(p, counted);
