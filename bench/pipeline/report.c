@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "csn.h"
+#include "csn_transports.h"
 #include "report.h"
 #include "json.h"
 #include "jsonl.h"
@@ -44,8 +45,8 @@ static const char *pl_or_mem(const char *s)
 void pl_report_header(FILE *f, const struct pl_opts *o, int nnode)
 {
     const char *job = getenv("CSN_JOBID");
-    fprintf(f, "pipeline (seed 000 all-to-all pipeline), csn %s, intra-host transport %s\n",
-            csn_version(), csn_transport_name());
+    fprintf(f, "pipeline (seed 000 all-to-all pipeline), csn %s, transport %s\n", csn_version(),
+            bench_csn_transports(nnode));
     fprintf(f, "  job %s: %d nodes x %d phases (%d stage boundaries), %s\n", job ? job : "-", nnode,
             o->nphase, o->nphase - 1, o->threads ? "threads" : "processes");
     fprintf(f, "  block (--bufsize) %llu B, buffer %llu B (%d blocks), %llu buffers per phase\n",
@@ -87,7 +88,7 @@ int pl_report_json(const char *path, const struct pl_opts *o, int nnode, const s
     fprintf(f, "{\n  \"benchmark\": \"pipeline\",\n  \"csn_version\": ");
     bench_json_str(f, csn_version());
     fprintf(f, ",\n  \"transport\": ");
-    bench_json_str(f, csn_transport_name());
+    bench_json_str(f, bench_csn_transports(nnode));
     fprintf(f, ",\n  \"job\": ");
     bench_json_str(f, getenv("CSN_JOBID") ? getenv("CSN_JOBID") : "");
     fprintf(f, ",\n  \"unexpected_limit\": ");
@@ -158,7 +159,7 @@ int pl_report_jsonl(FILE *f, const char *path, const struct pl_opts *o, int nnod
                                  .flavour = "csn",
                                  .library = "csn",
                                  .version = csn_version(),
-                                 .transport = csn_transport_name(),
+                                 .transport = bench_csn_transports(nnode),
                                  .hosts = hosts,
                                  .host_each = sizeof r[0].host,
                                  .nhosts = nnode,

@@ -38,6 +38,10 @@ for np in 2 3 5; do
     [ $rc -eq 0 ] || fail "4 hosts x $np phases: csnrun exited $rc"
     "$check" verify "$dir/src" "$dir/dst" 4 $np $nbuf $bs || fail "4 hosts x $np phases: sink differs"
     grep -q "aggregate throughput" "$dir/p$np.out" || fail "4 hosts x $np phases: no table"
+    # One node per host: every pair's figures went over tcp, and the header must say so
+    # (it once named only the intra-host transport, shm).
+    grep -q "^pipeline .*, transport tcp\$" "$dir/p$np.out" ||
+        fail "4 hosts x $np phases: header does not say tcp: $(head -n 1 "$dir/p$np.out")"
     echo "ok: 4 hosts x $np phases, $nbuf buffers of 4 x $bs B, sink checked"
 done
 
