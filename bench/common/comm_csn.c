@@ -1,4 +1,5 @@
 /* comm_csn.c: the bench comm layer on csn: ranks found by name, completions matched by buffer. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,10 @@ int comm_init(int *argc, char ***argv)
     comm_np = csn_job_size();
     csn_status s = csn_open(&comm_t);
     if (s != CSN_OK) {
-        fprintf(stderr, "RANK %d: csn_open: %s\n", comm_me, csn_status_string(s));
+        /* On CSN_SYSTEM_ERROR errno names the failed call's error (the contract). */
+        fprintf(stderr, "RANK %d: csn_open: %s%s%s%s\n", comm_me, csn_status_string(s),
+                s == CSN_SYSTEM_ERROR ? " (" : "", s == CSN_SYSTEM_ERROR ? strerror(errno) : "",
+                s == CSN_SYSTEM_ERROR ? ")" : "");
         return -1;
     }
     comm_ids = calloc((size_t)comm_np, sizeof *comm_ids);
