@@ -22,6 +22,12 @@
 /* A reply may come this long after the server's own timeout (scheduling, a busy launcher);
  * beyond it the server is taken as lost and the call fails instead of hanging. */
 #define NAMES_MARGIN_MS 10000u
+/* How long a request that does not wait is sent again when the server closed it unread (a
+ * flood of strangers, or a thousand ranks of one host starting at once, evicted it before
+ * its key was read): the server is alive and busy, so the member waits rather than fails.
+ * The margin, and NAMES_RETRY_PER_RANK_MS more per rank of the job: the server's load at
+ * start-up grows with the ranks that start at once (1024 ranks on 2 CPUs: 51 s). */
+#define NAMES_RETRY_PER_RANK_MS 40u
 /* Longer waits are capped here so that deadline arithmetic never overflows (~35 years). */
 #define NAMES_WAIT_CAP_MS ((uint64_t)1 << 40)
 #define NAMES_KV_MAX 1023
@@ -39,6 +45,7 @@ static enum names_mode names_mode = NAMES_LONE;
 static struct sockaddr_storage names_addr;
 static socklen_t names_addrlen;
 static char names_key[33];
+static uint64_t names_retry_ms = NAMES_MARGIN_MS; /* set at init from the job's size */
 #ifdef CSN_HAVE_PMIX
 /* Booted by PMIx (ns "pmix+tcp:..."): names go to rank 0's service, keys through PMIx. */
 static int names_pmix;
@@ -177,6 +184,8 @@ csn_status csni_names_init(const struct csni_boot *b)
         if (st == CSN_OK) {
             memcpy(names_key, b->jobkey, sizeof names_key);
             names_key[32] = '\0';
+            names_retry_ms = NAMES_MARGIN_MS + (uint64_t)(b->size > 0 ? b->size : 1) *
+                                                   NAMES_RETRY_PER_RANK_MS;
             names_mode = NAMES_REMOTE;
         }
     }
@@ -313,11 +322,16 @@ static int names_request_once(const char *out, size_t len, uint64_t deadline, ch
             nl = memchr(reply, '\n', got);
             if (nl != NULL) {
                 *nl = '\0';
+                if (strcmp(reply, "DENIED") == 0) {
+                    errno = EACCES; /* a wrong job key: no retry */
+                    goto fail;
+                }
                 break;
             }
         } else if (r == 0 || errno == ECONNRESET) {
             /* Closed without an answer: evicted before our key was read (retry), a wrong job
-             * key, or the launcher went away (then the next connect fails). */
+             * key whose DENIED did not fit, or the launcher went away (then the next connect
+             * fails). */
             *again = got == 0;
             errno = ECONNRESET;
             goto fail;
@@ -340,12 +354,15 @@ fail:
 static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, size_t cap)
 {
     char out[NAMES_LINE_MAX + 64];
-    uint64_t deadline, pause_ms = 5;
+    uint64_t deadline, give_up, pause_ms = 5;
     int n, again;
 
     if (wait_ms > NAMES_WAIT_CAP_MS)
         wait_ms = NAMES_WAIT_CAP_MS;
     deadline = names_now_ms() + wait_ms + NAMES_MARGIN_MS;
+    /* A request that waits (a lookup) keeps its caller's limit; one that does not (a
+     * registration, a put) may be retried for NAMES_RETRY_MS. */
+    give_up = wait_ms == 0 ? deadline - NAMES_MARGIN_MS + names_retry_ms : deadline;
     n = snprintf(out, sizeof out, "KEY %s\n%s", names_key, req);
     if (n < 0 || (size_t)n >= sizeof out)
         return CSN_INVALID_ARGUMENT;
@@ -354,13 +371,19 @@ static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, 
      * read, which must delay the member, not fail it. */
     while (names_request_once(out, (size_t)n, deadline, reply, cap, &again) != 0) {
         int err = errno;
-        if (!again || names_now_ms() + pause_ms >= deadline) {
+        uint64_t now = names_now_ms();
+        if (!again || now + pause_ms >= give_up) {
             errno = err;
             return CSN_SYSTEM_ERROR;
         }
         usleep((useconds_t)(pause_ms * 1000));
         if (pause_ms < 200)
             pause_ms *= 2;
+        /* Each attempt has the whole margin again, within the retries' budget. */
+        now = names_now_ms();
+        deadline = now + wait_ms + NAMES_MARGIN_MS;
+        if (deadline > give_up)
+            deadline = give_up;
     }
     return CSN_OK;
 }

@@ -423,6 +423,20 @@ static int ns_key_ok(const struct csni_ns *ns, const char *line)
     return diff == 0;
 }
 
+/* Tells a client whose key is wrong so, before the close: a process of another job (or of
+ * an old one) then fails at once, where a close without a word means "evicted before your key
+ * was read, send it again". Best effort: a full socket buffer just leaves the plain close. */
+static void ns_deny(struct ns_conn *c)
+{
+    char junk[256];
+    ssize_t w = write(c->fd, "DENIED\n", 7);
+
+    /* What the client sent after its key is read away: closing over unread bytes would
+     * make TCP reset the connection and drop the DENIED line. */
+    for (int i = 0; w == 7 && i < 16 && read(c->fd, junk, sizeof junk) > 0; i++)
+        ;
+}
+
 /* 1 when what a stranger sent so far can no longer become "KEY <32 bytes>\n". */
 static int ns_key_hopeless(const struct ns_conn *c)
 {
@@ -451,6 +465,7 @@ static int ns_read(struct csni_ns *ns, struct ns_conn *c)
         nl = memchr(c->in, '\n', c->inlen);
         if (c->state == NS_READ_KEY && ns_key_hopeless(c)) {
             ns->nbadkey++;
+            ns_deny(c);
             return -1;
         }
         if (nl == NULL) {
@@ -468,6 +483,7 @@ static int ns_read(struct csni_ns *ns, struct ns_conn *c)
         if (c->state == NS_READ_KEY) {
             if (!ns_key_ok(ns, c->in)) {
                 ns->nbadkey++;
+                ns_deny(c);
                 return -1;
             }
             c->state = NS_READ_REQ;

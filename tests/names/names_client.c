@@ -208,7 +208,11 @@ static int test_job(void)
         bad = b;
         memcpy(bad.jobkey, "00000000000000000000000000000000", 33);
         EXPECT(csni_names_init(&bad), CSN_OK);
+        t0 = ms_now();
         EXPECT(csni_names_register("intruder", mine), CSN_SYSTEM_ERROR);
+        /* Told DENIED, not retried as after an eviction (that would take a minute). */
+        CHECK(errno == EACCES);
+        CHECK(ms_now() - t0 < 5000);
         EXPECT(csni_names_init(&b), CSN_OK);
     }
     check_name_rules(rank);

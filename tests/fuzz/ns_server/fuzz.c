@@ -30,7 +30,7 @@ static void cleanup(void)
 static int reply_ok(const char *s, size_t n)
 {
     /* Every reply is one line starting with one of these. */
-    static const char *ok[] = {"OK", "TAKEN", "NOTFOUND", "ERR "};
+    static const char *ok[] = {"OK", "TAKEN", "NOTFOUND", "ERR ", "DENIED"};
     size_t i;
 
     if (n == 0)
