@@ -33,6 +33,19 @@ static inline int bench_jsonl_talks(void)
     return 1;
 }
 
+/* The status 2 of a usage error. A rank that stays silent first waits (2 s at most, the
+ * launcher ends it sooner) so that the talking rank's line is out before the launcher, seeing
+ * the first rank fail, ends the job: else that line can be lost. */
+static inline int bench_usage_status(void)
+{
+    if (!bench_jsonl_talks()) {
+        struct timespec ts = {2, 0};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+    return 2;
+}
+
 /* Takes "--jsonl FILE" or "--jsonl=FILE" out of argv (before the tool's own parser sees it)
  * and sets *path (NULL when absent). Returns 0, or 2 after one line on stderr. */
 static inline int bench_jsonl_take_arg(int *argc, char **argv, const char *tool, const char **path)
@@ -50,7 +63,7 @@ static inline int bench_jsonl_take_arg(int *argc, char **argv, const char *tool,
             if (i + 1 >= *argc || argv[i + 1][0] == '\0') {
                 if (bench_jsonl_talks())
                     fprintf(stderr, "%s: option --jsonl needs a file name\n", tool);
-                return 2;
+                return bench_usage_status();
             }
             *path = argv[++i];
             continue;
@@ -59,7 +72,7 @@ static inline int bench_jsonl_take_arg(int *argc, char **argv, const char *tool,
             if (a[8] == '\0') {
                 if (bench_jsonl_talks())
                     fprintf(stderr, "%s: option --jsonl needs a file name\n", tool);
-                return 2;
+                return bench_usage_status();
             }
             *path = a + 8;
             continue;
