@@ -62,10 +62,13 @@ int comm_init(int *argc, char ***argv)
     comm_np = csn_job_size();
     csn_status s = csn_open(&comm_t);
     if (s != CSN_OK) {
-        /* On CSN_SYSTEM_ERROR errno names the failed call's error (the contract). */
-        fprintf(stderr, "RANK %d: csn_open: %s%s%s%s\n", comm_me, csn_status_string(s),
-                s == CSN_SYSTEM_ERROR ? " (" : "", s == CSN_SYSTEM_ERROR ? strerror(errno) : "",
-                s == CSN_SYSTEM_ERROR ? ")" : "");
+        /* On CSN_SYSTEM_ERROR errno names the failed call's error (the contract). The rank
+         * from the launcher's environment: the library that would say it did not start. */
+        int e = errno;
+        const char *rank = getenv("CSN_RANK");
+        fprintf(stderr, "RANK %s: csn_open: %s%s%s%s\n", rank && *rank ? rank : "?",
+                csn_status_string(s), s == CSN_SYSTEM_ERROR ? " (" : "",
+                s == CSN_SYSTEM_ERROR ? strerror(e) : "", s == CSN_SYSTEM_ERROR ? ")" : "");
         return -1;
     }
     comm_ids = calloc((size_t)comm_np, sizeof *comm_ids);
