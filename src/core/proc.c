@@ -23,6 +23,9 @@
 
 static pthread_mutex_t proc_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool proc_forked; /* this process was forked from one that had loaded the library */
+/* The environment's tunables were refused once (the line naming the variable is out): later
+ * calls (csn_job_rank, csn_job_size, csn_open) fail the same way without repeating it. */
+static bool proc_env_refused;
 
 /* ---- tunables ---- */
 /* Reads an unsigned tunable in [min, max] into *out (def when unset or empty). A malformed or
@@ -166,7 +169,11 @@ static csn_status proc_network(struct csni_proc *p)
     csn_status rv;
     char key[32];
     struct epoll_event ev = {.events = EPOLLIN};
-    if ((rv = proc_net_tunables(p)) != CSN_OK || (rv = proc_key(p)) != CSN_OK)
+    if ((rv = proc_net_tunables(p)) != CSN_OK) {
+        proc_env_refused = rv == CSN_INVALID_ARGUMENT;
+        return rv;
+    }
+    if ((rv = proc_key(p)) != CSN_OK)
         return rv;
     if ((p->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
         (p->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
@@ -267,8 +274,14 @@ static csn_status proc_init(struct csni_proc **out)
         goto fail;
     p->me = p->boot.rank;
     p->forked = forked;
-    if ((rv = proc_tunables(&p->tun, &p->boot)) != CSN_OK)
+    if (proc_env_refused) {
+        rv = CSN_INVALID_ARGUMENT;
         goto fail;
+    }
+    if ((rv = proc_tunables(&p->tun, &p->boot)) != CSN_OK) {
+        proc_env_refused = rv == CSN_INVALID_ARGUMENT;
+        goto fail;
+    }
     if ((rv = csni_names_init(&p->boot)) != CSN_OK)
         goto fail;
     if (p->boot.launched && forked && (rv = csni_names_alloc_proc(&p->me)) != CSN_OK)

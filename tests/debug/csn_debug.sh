@@ -4,7 +4,7 @@
 # protocol of each message, eager or rendezvous by size), none without it, and a bad value
 # gives one line naming the variable and what it accepts.
 set -u
-CSNRUN=$1 HELLO=$2
+CSNRUN=$1 HELLO=$2 PINGPONG=${3:-}
 T=$(mktemp -d "${TMPDIR:-/tmp}/csn-debug-XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 fail() { echo "csn_debug: FAIL: $*" >&2; echo "--- stderr:" >&2; cat "$T/err" >&2; exit 1; }
@@ -50,4 +50,12 @@ for bad in abc 4 -1 1x; do
     # One such line per rank (each process reads it once), nothing else from the library.
     [ "$(grep -c '^csn[:[]' "$T/err")" = "$n" ] || fail "CSN_DEBUG=$bad: more than the one line per rank"
 done
+# A program that asks for its rank and the job's size before csn_open (as the benchmarks do)
+# still gets the line once per rank: a refused environment is not read again.
+if [ -n "$PINGPONG" ]; then
+    env CSN_TRANSPORT=bogus timeout 60 "$CSNRUN" -np 2 "$PINGPONG" >"$T/out" 2>"$T/err" &&
+        fail "CSN_TRANSPORT=bogus was accepted"
+    n=$(grep -c "^csn: CSN_TRANSPORT=bogus: expected shm, unix, tcp or ofi$" "$T/err")
+    [ "$n" = 2 ] || fail "CSN_TRANSPORT=bogus: $n lines naming the variable for 2 ranks (want 2)"
+fi
 echo "csn_debug: the trace's levels 1-3 and bad values checked"
