@@ -58,6 +58,7 @@ struct csni_ofi_link {
     size_t hs_got;
     bool eof;
     uint64_t eof_ns;
+    bool unnamed; /* ofi_unname done by the reader (the peer has mapped our endpoint) */
     _Atomic bool have_peer;
     /* writer's */
     struct ofi_buf tx[OFI_NTX];
@@ -108,8 +109,22 @@ static int ofi_load(void)
     return 0;
 }
 
+/* The peer has mapped what it needs of l's endpoint, or never will now: the provider's name
+ * for it outside the process goes (the shm provider's /dev/shm file: see ofi_module.h). A
+ * failure is said once per process; the endpoint works on. */
+static void ofi_unname(struct csni_ofi_link *l)
+{
+    static atomic_bool said;
+    int err = ofi_mod->unname(l->ep);
+    if (err && !atomic_exchange(&said, true))
+        fprintf(stderr, "csn: ofi: cannot remove the provider's shared-memory file (%s)\n",
+                strerror(err));
+}
+
 /* At exit: what is still in flight gets a moment to leave (a process's last message must
- * reach its peer as over a socket). */
+ * reach its peer as over a socket). Then every endpoint's name outside the process goes.
+ * The endpoints are not closed: other threads (the progress thread, the user's) may still be
+ * in them while this runs, and the process's end frees them. */
 static void ofi_drain(void)
 {
     uint64_t until = csni_now_ns() + OFI_DRAIN_NS;
@@ -124,6 +139,8 @@ static void ofi_drain(void)
             inflight -= n; /* reading the queue drives the provider's progress */
         }
     }
+    for (struct csni_ofi_link *l = ofi_links; l; l = l->next)
+        ofi_unname(l);
     pthread_mutex_unlock(&ofi_list_lock);
 }
 
@@ -203,6 +220,8 @@ static int ofi_sock(struct csni_conn *c, struct csni_ofi_link *l)
                     return -1;
                 }
                 atomic_store_explicit(&l->have_peer, true, memory_order_release);
+                /* The accepting side inserted (mapped) our address before it answered. */
+                ofi_unname(l);
                 continue;
             }
         }
@@ -241,6 +260,10 @@ static int ofi_rx_progress(struct csni_ofi_link *l)
         b->len = d[i].len > OFI_BUF ? OFI_BUF : d[i].len;
         b->pos = 0;
         b->done = true;
+    }
+    if (n > 0 && !l->unnamed) { /* the peer sent to us: it has mapped our endpoint */
+        l->unnamed = true;
+        ofi_unname(l);
     }
     return 0;
 }
@@ -527,8 +550,12 @@ int csni_ofi_accept(struct csni_conn *c, const char **why)
 void csni_ofi_fail(struct csni_conn *c)
 {
     struct csni_ofi_link *l = c->ofi;
-    if (l && l->rxfd >= 0)
+    if (!l)
+        return;
+    if (l->rxfd >= 0)
         (void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->rxfd, NULL); /* the endpoint stays till exit */
+    /* No peer will map the endpoint now. */
+    ofi_unname(l);
 }
 
 void csni_ofi_drop(struct csni_conn *c)

@@ -37,7 +37,8 @@ int csni_ofi_connect(struct csni_conn *c);
 /* The accepting side, bound (reader lock held): takes the peer's address after the HELLO,
  * opens the endpoint, answers with its address, makes c an ofi link. 0, or -1 with *why. */
 int csni_ofi_accept(struct csni_conn *c, const char **why);
-/* The connection failed: its endpoint's descriptor leaves the epoll set. */
+/* The connection failed: its endpoint's descriptor leaves the epoll set, its name outside
+ * the process (the shm provider's file) goes; the endpoint stays till exit. */
 void csni_ofi_fail(struct csni_conn *c);
 /* A connection that never got going (csni_conn_new failed after csni_ofi_connect). */
 void csni_ofi_drop(struct csni_conn *c);

@@ -13,9 +13,13 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static struct fi_info *mod_info;
 static struct fid_fabric *mod_fabric;
@@ -28,6 +32,8 @@ struct csni_ofi_ep {
     struct fid_mr *mr;
     void *desc;
     fi_addr_t peer;
+    char shm[64];         /* the shm provider's region file (mod_shm_name), "" if none */
+    _Atomic bool unnamed; /* mod_unname done */
 };
 
 static void mod_err(char *err, size_t cap, const char *what, int rc)
@@ -112,6 +118,38 @@ fail:
     return -1;
 }
 
+/* The shm provider (libfabric 1.17) keeps an endpoint's region in /dev/shm under the
+ * endpoint's address less its "fi_shm://" prefix, "PID:UID:INDEX" (16 MiB here), and removes
+ * that file only in fi_close of the endpoint or in its own SIGINT/SIGTERM/SIGBUS/SIGSEGV
+ * handler: not at exit (its fini frees the list of names without unlinking them), never after
+ * _exit or SIGKILL. A peer needs the name only to map the region, once, when it inserts our
+ * address (fi_av_insert maps it then). Keeps the file's name for mod_unname when it is this
+ * process's own (it starts with our PID); name: fi_getname's address, len bytes. */
+static void mod_shm_name(struct csni_ofi_ep *e, const void *name, size_t len)
+{
+    char a[CSNI_OFI_NAME_MAX + 1], pid[24];
+    const char *n;
+    int k;
+
+    if (strcmp(mod_info->fabric_attr->prov_name, "shm") != 0 || len > CSNI_OFI_NAME_MAX)
+        return;
+    memcpy(a, name, len);
+    a[len] = '\0';
+    n = strstr(a, "://") ? strstr(a, "://") + 3 : a; /* as the provider's smr_no_prefix */
+    k = snprintf(pid, sizeof pid, "%ld:", (long)getpid());
+    if (k <= 0 || strncmp(n, pid, (size_t)k) != 0 || strchr(n, '/') || strlen(n) >= sizeof e->shm)
+        return;
+    memcpy(e->shm, n, strlen(n) + 1);
+}
+
+static int mod_unname(struct csni_ofi_ep *e)
+{
+    if (!e || !e->shm[0] || atomic_exchange(&e->unnamed, true))
+        return 0;
+    /* The mappings (ours, the peer's) stay; fi_close's own unlink then finds nothing. */
+    return shm_unlink(e->shm) == 0 || errno == ENOENT ? 0 : errno;
+}
+
 static void mod_close(struct csni_ofi_ep *e)
 {
     if (!e)
@@ -179,6 +217,7 @@ static int mod_open(struct csni_ofi_ep **out, void *mem, size_t memlen, void *na
     what = "fi_getname";
     if ((rc = fi_getname(&e->ep->fid, name, namelen)) != 0)
         goto fail;
+    mod_shm_name(e, name, *namelen);
     *out = e;
     return 0;
 fail:
@@ -269,6 +308,7 @@ static const struct csni_ofi_module mod = {
     .poll_tx = mod_poll_tx,
     .trywait = mod_trywait,
     .close = mod_close,
+    .unname = mod_unname,
 };
 
 __attribute__((visibility("default"))) const struct csni_ofi_module *csn_ofi_module(void);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 /* Bumped whenever the structures below change; libcsn refuses a module of another version. */
-#define CSNI_OFI_MODULE_ABI 1
+#define CSNI_OFI_MODULE_ABI 2
 /* The one symbol the module exports: const struct csni_ofi_module *csn_ofi_module(void). */
 #define CSNI_OFI_MODULE_SYMBOL "csn_ofi_module"
 /* The module's file, in the directory "csn" beside libcsn.so (build tree and install alike). */
@@ -50,6 +50,13 @@ struct csni_ofi_module {
     /* Before sleeping on rxfd: 0 when it may sleep (fi_trywait), 1 when it must poll first. */
     int (*trywait)(struct csni_ofi_ep *ep);
     void (*close)(struct csni_ofi_ep *ep);
+    /* The peer has mapped what it needs of this endpoint (it inserted our address, or sent to
+     * us), or nobody will any more: removes the name the provider keeps for it outside the
+     * process, so that no end of the process (exit, _exit, SIGKILL) can leave it behind. The
+     * shm provider's region file /dev/shm/PID:UID:INDEX, only when PID is ours; nothing for the
+     * other providers. The endpoint keeps working. Once per endpoint (later calls do nothing);
+     * safe beside other threads' calls on the endpoint. 0, or a positive errno. */
+    int (*unname)(struct csni_ofi_ep *ep);
 };
 
 typedef const struct csni_ofi_module *(*csni_ofi_module_fn)(void);
