@@ -1,8 +1,9 @@
 /* test_bogus.c (2 ranks under csnrun): transmits, eager-sized and rendezvous-sized, to a
  * transport of a live process that never existed fail with CSN_ILLEGAL_NETID, blocking and
  * not; to a transport that closed with CSN_PEER_LOST; messages to a transport opened later
- * (after the sender first heard of the process's transports) arrive, in order; the job goes
- * on working. */
+ * (after the sender first heard of the process's transports) arrive, in order; a sender
+ * closed while its first transmit to a new transport is held returns; the job goes on
+ * working. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,30 @@ int main(void)
         }
         printf("bogus: %d messages to a transport opened late arrived in order\n", LATE);
     }
+    /* A sending transport closed while its first transmit to a new transport is held for the
+     * answer (or being sent by it): the close returns, nothing crashes or hangs, the pair goes
+     * on working. Eager-sized and rendezvous-sized, ROUNDS times (a new id each time). */
+    enum { ROUNDS = 20 };
+    for (int r = 0; r < ROUNDS; r++) {
+        csn_netid from = CSN_NULL_NETID, id5;
+        if (me == 1) {
+            csn_transport *t5 = NULL;
+            CHECK_OK(csn_open(&t5));
+            id5 = csn_netid_of(t5);
+            CHECK_OK(csn_tx(t, netid(0, csn_netid_of(t) & 0xffffffffu), &id5, sizeof id5));
+            CHECK_OK(csn_rx(t, &from, buf, sizeof buf, &got)); /* rank 0 closed its sender */
+            CHECK_OK(csn_close(&t5));
+        } else {
+            csn_transport *t4 = NULL;
+            CHECK_OK(csn_rx(t, &from, &id5, sizeof id5, &got));
+            CHECK_OK(csn_open(&t4));
+            CHECK_OK(csn_tx_nb(t4, id5, r & 1 ? (void *)big : small, r & 1 ? sizeof big : sizeof small));
+            CHECK_OK(csn_close(&t4));
+            CHECK_OK(csn_tx(t, from, small, sizeof small));
+        }
+    }
+    if (me == 0)
+        printf("bogus: %d senders closed with their first transmit held: no crash, no hang\n", ROUNDS);
     CHECK_OK(csn_job_barrier(t));
     CHECK_OK(csn_close(&t));
     return 0;
