@@ -29,7 +29,7 @@ static inline enum csni_rtid csni_rtid_state(struct csni_peer *pp, uint32_t tid)
         (atomic_load_explicit(&g[tid / 64], memory_order_relaxed) >> (tid % 64) & 1u))
         return CSNI_RTID_GONE;
     return tid < atomic_load_explicit(&pp->tids, memory_order_acquire) ? CSNI_RTID_OPEN
-                                                                        : CSNI_RTID_UNKNOWN;
+                                                                       : CSNI_RTID_UNKNOWN;
 }
 
 /* Holds op, a transmit to pp's transport tid whose state was UNKNOWN, until pp answers, and

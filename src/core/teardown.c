@@ -147,8 +147,6 @@ void csni_tport_drain(struct csni_proc *p, csn_transport *t)
 {
     struct csni_op *deferred = NULL, *gone = NULL;
 
-    /* Readers filling t's buffers switch to discarding; the receives they were filling are
-     * cancelled with the others. */
     csni_mutex_lock(&p->peers.lock);
     struct csni_peer *peers = p->peers.list;
     csni_mutex_unlock(&p->peers.lock);
@@ -169,6 +167,8 @@ void csni_tport_drain(struct csni_proc *p, csn_transport *t)
             csni_conn_flush(c, false);
         usleep(200);
     }
+    /* Readers filling t's buffers switch to discarding; the receives they were filling are
+     * cancelled with the others. */
     csni_conns_cancel(p, t, &gone);
     /* Our transmits and receives parked with peers. */
     struct csni_frame note = csni_frame_tids(CSNI_TIDS_GONE, t->tid, 0);

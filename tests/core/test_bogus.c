@@ -109,13 +109,15 @@ int main(void)
             csn_transport *t4 = NULL;
             CHECK_OK(csn_rx(t, &from, &id5, sizeof id5, &got));
             CHECK_OK(csn_open(&t4));
-            CHECK_OK(csn_tx_nb(t4, id5, r & 1 ? (void *)big : small, r & 1 ? sizeof big : sizeof small));
+            CHECK_OK(
+                csn_tx_nb(t4, id5, r & 1 ? (void *)big : small, r & 1 ? sizeof big : sizeof small));
             CHECK_OK(csn_close(&t4));
             CHECK_OK(csn_tx(t, from, small, sizeof small));
         }
     }
     if (me == 0)
-        printf("bogus: %d senders closed with their first transmit held: no crash, no hang\n", ROUNDS);
+        printf("bogus: %d senders closed with their first transmit held: no crash, no hang\n",
+               ROUNDS);
     CHECK_OK(csn_job_barrier(t));
     CHECK_OK(csn_close(&t));
     return 0;
