@@ -72,8 +72,11 @@ struct csni_op *csni_rtid_answer(struct csni_peer *pp, uint32_t n, uint64_t gen,
     if (go.head || no.head) {
         atomic_fetch_add(&pp->releasing, 1);
     } else {
-        /* Published only now: a transmit that sees n leaves after the held ones. */
-        if (n > atomic_load_explicit(&pp->tids, memory_order_relaxed))
+        /* Published only now, and not while another answer (an unasked count, on another
+         * connection) is still sending held transmits: a transmit that sees n leaves after
+         * the held ones. That answer publishes its own count when done. */
+        if (atomic_load(&pp->releasing) == 0 &&
+            n > atomic_load_explicit(&pp->tids, memory_order_relaxed))
             atomic_store_explicit(&pp->tids, n, memory_order_release);
         if (gen != 0 && gen == pp->asked_gen)
             pp->asked = false; /* our question is answered */
