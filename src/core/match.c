@@ -11,6 +11,7 @@
 #include "core/peer.h"
 #include "core/state.h"
 #include "core/rndv.h"
+#include "core/rtids.h"
 #include "core/teardown.h"
 #include "core/tport.h"
 
@@ -105,7 +106,8 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
         return false;
     struct csni_conn *c = pp->conn; /* final once ready */
     int64_t cost = csni_credit_cost(len);
-    if (!c || !c->shm || len > pp->eager_max || !csni_credit_take(pp, cost))
+    if (!c || !c->shm || len > pp->eager_max ||
+        csni_rtid_state(pp, csni_netid_tid(to)) != CSNI_RTID_OPEN || !csni_credit_take(pp, cost))
         return false;
     uint8_t hdr[CSNI_FRAME_SIZE];
     struct csni_frame f = csni_frame_eager(csni_netid_tid(to), t->tid, len);
@@ -116,24 +118,11 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
     return false;
 }
 
-csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
+/* Sends op to pp, whose transport dst is known to exist. own: the calling thread posted op
+ * (a blocking call's op may then be marked done without a wake-up). */
+static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *pp, bool own)
 {
     struct csni_proc *p = csni_p;
-    int rank = csni_netid_rank(op->peer);
-    csn_status rv = CSN_OK;
-    struct csni_peer *pp;
-
-    op->kind = CSNI_OP_TX;
-    op->state = CSNI_ST_POSTED;
-    if (rank == p->me)
-        return match_post_self(t, op);
-    if (!(pp = csni_peer_ready(&p->peers, rank))) {
-        if (!(pp = csni_peer_get(p, rank, &rv)))
-            return rv;
-        if (rv == CSN_PEER_LOST)
-            csni_peer_lost(p, pp);
-    }
-    op->pp = pp;
     uint32_t dst = csni_netid_tid(op->peer);
     bool lanes = p->tun.conn_per_transport;
     /* pp->conn is final once the peer is ready (NULL: never reached, lost). */
@@ -145,25 +134,25 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
         if (c->shm && csni_conn_send_now(c, op->sr.hdr, op->buf, op->len)) {
             /* Written: the small-message path. A blocking call's op is its own thread's,
              * nobody else waits for it. */
-            if (op->blocking) {
+            if (op->blocking && own) {
                 op->status = CSN_OK;
                 atomic_store_explicit(&op->state, CSNI_ST_DONE, memory_order_release);
             } else {
                 csni_complete_unlocked(op, CSN_OK);
             }
-            return CSN_OK;
+            return;
         }
         op->sr.payload = op->buf;
         op->sr.paylen = op->len;
         op->sr.op = op;
         csni_conn_send(c, &op->sr); /* may complete op: no lock held */
-        return CSN_OK;
+        return;
     }
     csni_lock(&pp->lock);
     if (pp->lost) {
         csni_unlock(&pp->lock);
         csni_complete_unlocked(op, CSN_PEER_LOST);
-        return CSN_OK;
+        return;
     }
     struct csni_frame f;
     if (lanes && op->len <= pp->eager_max && csni_credit_take(pp, csni_credit_cost(op->len))) {
@@ -189,6 +178,38 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
     /* Outside the peer lock: writing may complete the op at once. Frames of one thread
      * still leave in call order, which is all per-pair FIFO needs. */
     csni_conn_send(c, &op->sr);
+}
+
+csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
+{
+    struct csni_proc *p = csni_p;
+    int rank = csni_netid_rank(op->peer);
+    csn_status rv = CSN_OK;
+    struct csni_peer *pp;
+
+    op->kind = CSNI_OP_TX;
+    op->state = CSNI_ST_POSTED;
+    if (rank == p->me)
+        return match_post_self(t, op);
+    if (!(pp = csni_peer_ready(&p->peers, rank))) {
+        if (!(pp = csni_peer_get(p, rank, &rv)))
+            return rv;
+        if (rv == CSN_PEER_LOST)
+            csni_peer_lost(p, pp);
+    }
+    op->pp = pp;
+    for (;;) {
+        enum csni_rtid st = csni_rtid_state(pp, csni_netid_tid(op->peer));
+        if (st == CSNI_RTID_GONE) {
+            csni_complete_unlocked(op, CSN_PEER_LOST);
+            return CSN_OK;
+        }
+        if (st == CSNI_RTID_OPEN)
+            break;
+        if (csni_rtid_hold(pp, op, csni_netid_tid(op->peer)))
+            return CSN_OK; /* sent or failed when pp answers (match_on_tids) */
+    }
+    match_send(t, op, pp, true);
     return CSN_OK;
 }
 
@@ -313,22 +334,39 @@ bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *ow
 
 /* ---- receiving: a message header arrived on a connection ---- */
 
+/* A note answering a frame that came on c goes back on c, not on c->pp's sending connection:
+ * that may not be set yet (c is our own connection to the peer, which chose it to send on
+ * before our connecting thread stored it: an answer sent there would be lost, and its
+ * asker would wait for ever). A dead c: nothing more comes from the peer anyway. */
+static void match_reply(struct csni_conn *c, const struct csni_frame *f)
+{
+    struct csni_sendreq *sr = csni_sendreq_new(f);
+    if (sr)
+        csni_conn_send(c, sr); /* no op attached: completes nothing */
+}
+
 /* The destination transport is closed (or never was): the message is dropped; a rendezvous
  * sender is told, so its transmit completes with CSN_PEER_LOST. */
 static void match_no_transport(struct csni_conn *c, const struct csni_frame *f,
                                const uint8_t *staged, struct csni_place *pl)
 {
+    /* Closed (its id was handed out): CSN_PEER_LOST for the sender; never was: a garbage
+     * netid. */
+    uint32_t n = csni_table_size(&c->p->tab), dst = csni_frame_dst_tport(f);
+    bool existed = dst < n;
     if (f->type == CSNI_F_EAGER) {
+        /* Sent before the sender heard of the close: its later transmits fail at once. (A
+         * sender never sends to an id it was not told of: the count is for older builds.) */
+        struct csni_frame g = existed ? csni_frame_tids(CSNI_TIDS_GONE, dst, 0)
+                                      : csni_frame_tids(CSNI_TIDS_COUNT, n, 0);
+        match_reply(c, &g);
         pl->discard = staged ? 0 : f->len;
         csni_credit_owe(c, csni_credit_cost(f->len), csni_p->tun.window);
         return;
     }
-    /* Closed (its id was handed out): CSN_PEER_LOST for the sender; never was: a garbage
-     * netid. */
-    bool existed = csni_frame_dst_tport(f) < csni_table_size(&c->p->tab);
     struct csni_frame g = csni_frame_cts(existed ? CSNI_CTS_GONE : CSNI_CTS_NOTID, 0,
                                          csni_frame_sender_token(f), 0);
-    (void)csni_peer_send_frame(c->pp, &g); /* lost: its transmit fails with it anyway */
+    match_reply(c, &g);
 }
 
 /* A message matched the posted receive op (t->lock held, released here). */
@@ -424,6 +462,41 @@ static void match_on_message(struct csni_conn *c, const struct csni_frame *f,
         match_to_store(c, t, f, staged, pl);
 }
 
+/* A note about transport ids: a question (answered with our count), an answer (our held
+ * transmits to that peer leave or fail), or a transport of the peer closed. */
+static void match_on_tids(struct csni_conn *c, const struct csni_frame *f)
+{
+    struct csni_peer *pp = c->pp;
+    uint32_t v = csni_frame_tids_value(f);
+    switch (csni_frame_tids_kind(f)) {
+    case CSNI_TIDS_QUERY: {
+        struct csni_frame a =
+            csni_frame_tids(CSNI_TIDS_COUNT, csni_table_size(&c->p->tab), csni_frame_tids_gen(f));
+        match_reply(c, &a);
+        break;
+    }
+    case CSNI_TIDS_COUNT:
+        for (;;) {
+            struct csni_op *refused, *go = csni_rtid_answer(pp, v, csni_frame_tids_gen(f), &refused);
+            if (!go && !refused)
+                break;
+            for (struct csni_op *n; go; go = n) {
+                n = go->next;
+                match_send(go->t, go, pp, false);
+            }
+            for (struct csni_op *n; refused; refused = n) {
+                n = refused->next;
+                csni_complete_unlocked(refused, refused->status);
+            }
+            csni_rtid_released(pp);
+        }
+        break;
+    case CSNI_TIDS_GONE:
+        csni_rtid_gone(pp, v);
+        break;
+    }
+}
+
 void csni_proto_frame(struct csni_conn *c, const struct csni_frame *f, const uint8_t *staged,
                       struct csni_place *pl)
 {
@@ -440,6 +513,9 @@ void csni_proto_frame(struct csni_conn *c, const struct csni_frame *f, const uin
         break;
     case CSNI_F_CREDIT:
         csni_credit_granted(c->pp, f->len);
+        break;
+    case CSNI_F_TIDS:
+        match_on_tids(c, f);
         break;
     default:
         csni_conn_fail(c, "unexpected frame type");

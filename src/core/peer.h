@@ -27,6 +27,15 @@ struct csni_peer {
     struct csni_oplist wait_cts;  /* our transmits waiting for its CTS */
     struct csni_oplist wait_data; /* our receives waiting for its DATA */
     _Atomic int64_t owed;         /* eager credit we owe it */
+    /* What we know of its transports (core/rtids.h): ids below tids were handed out there
+     * (only grows); gone: the first CSNI_GONE_TIDS ids, a bit each, set once known closed
+     * (NULL until one is). Written under the lock, read without it. */
+    _Atomic uint32_t tids;
+    _Atomic uint64_t *_Atomic gone;
+    bool asked;                   /* our question of its ids is on its way */
+    uint64_t asked_gen;           /* the number of our last question */
+    struct csni_oplist wait_tids; /* our transmits held for an answer */
+    _Atomic int releasing;        /* answers sending held transmits now (csn_close waits) */
     csni_mutex_t connecting;      /* held while connecting (not on the fast path) */
     struct csni_peer *next;
 };

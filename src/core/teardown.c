@@ -1,6 +1,8 @@
 /* teardown.c: the end of a peer process (every operation involving it fails) and of a
  * transport (everything of it is cancelled and handed back). */
+#include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "core/complete.h"
 #include "core/conn.h"
@@ -74,6 +76,7 @@ void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
     atomic_fetch_add(&p->peers.nlost, 1);
     teardown_take(&pp->wait_cts, NULL, &ops);
     teardown_take(&pp->wait_data, NULL, &ops);
+    teardown_take(&pp->wait_tids, NULL, &ops);
     csni_unlock(&pp->lock);
     atomic_store_explicit(&pp->ready, true, memory_order_release);
     teardown_fail_all(ops, CSN_PEER_LOST);
@@ -144,18 +147,41 @@ void csni_tport_drain(struct csni_proc *p, csn_transport *t)
 {
     struct csni_op *deferred = NULL, *gone = NULL;
 
+    csni_mutex_lock(&p->peers.lock);
+    struct csni_peer *peers = p->peers.list;
+    csni_mutex_unlock(&p->peers.lock);
+    /* Our transmits held for a peer's answer (rtids.c) are withdrawn; those an answer took
+     * just before are being sent (match_on_tids): they are waited for, and their frames
+     * written, as any transmit of t already on its way (csn_close), before the lists below. */
+    bool waited = false;
+    for (struct csni_peer *pp = peers; pp; pp = pp->next) {
+        csni_lock(&pp->lock);
+        teardown_take(&pp->wait_tids, t, &gone);
+        csni_unlock(&pp->lock);
+    }
+    for (struct csni_peer *pp = peers; pp; pp = pp->next)
+        for (; atomic_load(&pp->releasing) > 0; waited = true)
+            sched_yield();
+    while (waited && csni_conns_sending(p, t)) {
+        for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
+            csni_conn_flush(c, false);
+        usleep(200);
+    }
     /* Readers filling t's buffers switch to discarding; the receives they were filling are
      * cancelled with the others. */
     csni_conns_cancel(p, t, &gone);
     /* Our transmits and receives parked with peers. */
-    csni_mutex_lock(&p->peers.lock);
-    struct csni_peer *peers = p->peers.list;
-    csni_mutex_unlock(&p->peers.lock);
+    struct csni_frame note = csni_frame_tids(CSNI_TIDS_GONE, t->tid, 0);
     for (struct csni_peer *pp = peers; pp; pp = pp->next) {
         csni_lock(&pp->lock);
         teardown_take(&pp->wait_cts, t, &gone);
         teardown_take(&pp->wait_data, t, &gone);
+        bool tell = pp->conn && !pp->lost;
         csni_unlock(&pp->lock);
+        /* Its senders learn that t is gone: their later transmits fail at once (PEER_LOST)
+         * instead of being dropped on arrival. */
+        if (tell)
+            (void)csni_peer_send_frame(pp, &note); /* lost or short of memory: harmless */
     }
     teardown_withdraw_self(p, t, &gone);
     /* Unexpected messages held for t. */

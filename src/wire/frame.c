@@ -129,6 +129,13 @@ int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, str
             return -1;
         }
         break;
+    case CSNI_F_TIDS:
+        if (f->aux > CSNI_TIDS_GONE || f->len > UINT32_MAX ||
+            (f->aux == CSNI_TIDS_QUERY && f->len != 0)) {
+            *why = "bad transport-id note";
+            return -1;
+        }
+        break;
     }
     *why = NULL;
     return 0;

@@ -16,7 +16,8 @@
  *                   CSNI_CTS_SPLIT (below); HELLO: protocol version
  *  16  u64 len      EAGER/DATA: payload bytes that follow; RTS: message length; CTS: bytes
  *                   the receiver wants; CREDIT: bytes returned; HELLO: key bytes that follow
- *  24  u64 cookie   RTS/CTS: the sender's token; DATA: the receiver's token; HELLO: process id
+ *  24  u64 cookie   RTS/CTS: the sender's token; DATA: the receiver's token; HELLO: process id;
+ *                   TIDS QUERY and the COUNT answering it: the question's number
  *  32  u64 cookie2  CTS: the receiver's token; RTS: the sender's buffer address when the
  *                   receiver may pull it (shared memory), else 0; DATA: offset of this chunk
  *                   in the message (a message travels as DATA frames of at most
@@ -38,6 +39,7 @@ enum csni_frame_type {
     CSNI_F_CTS,       /* clear to send: the receiver matched an RTS */
     CSNI_F_DATA,      /* the payload of a message announced by RTS, answering a CTS */
     CSNI_F_CREDIT,    /* the receiver returns eager credit */
+    CSNI_F_TIDS,      /* about the sender's transport ids (no payload): kind in aux, below */
     CSNI_F_TYPE_MAX
 };
 /* CSNI_CTS_SPLIT (shared memory, large messages: both sides copy at once). In a CTS: the
@@ -56,6 +58,13 @@ enum {
     CSNI_CTS_SPLIT = 3,
     CSNI_CTS_NOTID = 4
 };
+
+/* CSNI_F_TIDS kinds. QUERY: how many transport ids have you handed out? COUNT (the answer, or
+ * unasked after a message to an id never handed out): ids below len were. GONE: transport len
+ * closed (sent to every peer at its close, and to the sender of a message that found it
+ * closed). A process sends no message to a transport of a peer until it knows the id was
+ * handed out and has not closed: nothing is lost silently to a transport that does not exist. */
+enum { CSNI_TIDS_QUERY = 0, CSNI_TIDS_COUNT = 1, CSNI_TIDS_GONE = 2 };
 
 /* Where a split rendezvous of len bytes divides: half, on a page boundary. */
 static inline uint64_t csni_split_at(uint64_t len)
@@ -134,6 +143,12 @@ static inline struct csni_frame csni_frame_credit(uint64_t bytes)
 {
     return (struct csni_frame){.type = CSNI_F_CREDIT, .len = bytes};
 }
+/* kind: CSNI_TIDS_QUERY (value 0), _COUNT (value: ids handed out) or _GONE (value: the id);
+ * gen: the question's number (QUERY, and the COUNT answering it; 0 in an unasked COUNT). */
+static inline struct csni_frame csni_frame_tids(uint32_t kind, uint32_t value, uint64_t gen)
+{
+    return (struct csni_frame){.type = CSNI_F_TIDS, .aux = kind, .len = value, .cookie = gen};
+}
 
 /* EAGER, RTS: the destination and source transports. */
 static inline uint32_t csni_frame_dst_tport(const struct csni_frame *f)
@@ -148,6 +163,19 @@ static inline uint32_t csni_frame_src_tport(const struct csni_frame *f)
 static inline uint32_t csni_frame_kind(const struct csni_frame *f)
 {
     return f->aux;
+}
+/* TIDS: its kind and value. */
+static inline uint32_t csni_frame_tids_kind(const struct csni_frame *f)
+{
+    return f->aux;
+}
+static inline uint32_t csni_frame_tids_value(const struct csni_frame *f)
+{
+    return (uint32_t)f->len;
+}
+static inline uint64_t csni_frame_tids_gen(const struct csni_frame *f)
+{
+    return f->cookie;
 }
 /* RTS, CTS: the sender's token. */
 static inline uint64_t csni_frame_sender_token(const struct csni_frame *f)
