@@ -128,9 +128,28 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
     /* ofi: the data moves over the pair's fabric endpoint, the socket keeps the rest */
     if (pp && !shm && csni_ofi_on() && csni_ofi_connect(c) != 0)
         goto fail;
+    /* A connection we made is the peer's sending one if it has none yet, from before it can
+     * be read: the peer may answer on it at once (both sides connecting at the same moment),
+     * and an answer sent through pp->conn while it was still empty was lost. */
+    bool sending = false;
+    if (pp) {
+        csni_lock(&pp->lock);
+        if (!pp->conn) {
+            pp->conn = c;
+            sending = true;
+        }
+        csni_unlock(&pp->lock);
+    }
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
-    if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+    if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        if (sending) {
+            csni_lock(&pp->lock);
+            if (pp->conn == c)
+                pp->conn = NULL;
+            csni_unlock(&pp->lock);
+        }
         goto fail;
+    }
     if (!pp)
         atomic_fetch_add(&p->conns.nstrangers, 1);
     atomic_fetch_add(&p->conns.nlive, 1);

@@ -63,25 +63,33 @@ static int intruder_send(int fd, const void *buf, size_t n)
     return 0;
 }
 
-/* 0 when the peer closes (EOF or reset) without sending anything; 1 otherwise. */
+/* 0 when the peer closes (EOF or reset) without sending anything, or, from the name
+ * service, after its one line "DENIED" (a wrong key is told so, nothing more); 1 otherwise. */
 static int intruder_expect_close(int fd, const char *what)
 {
     struct pollfd p = {.fd = fd, .events = POLLIN};
     char buf[256];
     ssize_t r;
+    int denied = 0;
 
+again:
     if (poll(&p, 1, INTRUDER_WAIT_MS) <= 0) {
         fprintf(stderr, "intruder: %s: the connection is still open after %d ms\n", what,
                 INTRUDER_WAIT_MS);
         return 1;
     }
     r = recv(fd, buf, sizeof buf - 1, 0);
+    if (r == 7 && !denied && strcmp(what, "ns") == 0 && memcmp(buf, "DENIED\n", 7) == 0) {
+        denied = 1;
+        goto again;
+    }
     if (r > 0) {
         buf[r] = '\0';
         fprintf(stderr, "intruder: %s: got an answer: %s\n", what, buf);
         return 1;
     }
-    printf("intruder: %s: refused (%s)\n", what, r == 0 ? "closed" : strerror(errno));
+    printf("intruder: %s: refused (%s%s)\n", what, denied ? "DENIED, " : "",
+           r == 0 ? "closed" : strerror(errno));
     return 0;
 }
 
