@@ -361,7 +361,7 @@ static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, 
         wait_ms = NAMES_WAIT_CAP_MS;
     deadline = names_now_ms() + wait_ms + NAMES_MARGIN_MS;
     /* A request that waits (a lookup) keeps its caller's limit; one that does not (a
-     * registration, a put) may be retried for NAMES_RETRY_MS. */
+     * registration, a put) may be retried for names_retry_ms. */
     give_up = wait_ms == 0 ? deadline - NAMES_MARGIN_MS + names_retry_ms : deadline;
     n = snprintf(out, sizeof out, "KEY %s\n%s", names_key, req);
     if (n < 0 || (size_t)n >= sizeof out)
