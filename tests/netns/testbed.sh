@@ -8,8 +8,8 @@
 # Programs come from the environment (tests/netns.cmake sets them): TB_CSNRUN, TB_HELLO,
 # TB_TEST_MP, TB_NETTEST, TB_PROBE, TB_INTRUDER, TB_LOGP. TB_RATE (default 200mbit) is the rate of
 # every host link, each way. Exit 0 pass, 1 fail, 77 skip (not root, no ip netns, no tc,
-# a program not built; rates: no iperf3; logp: more than 10% below its expectation unless
-# CSN_NETNS_STRICT=1 - see there).
+# a program not built; rates: no iperf3; logp: more than 10% below its expectation, or above
+# it on a machine with more runnable processes than CPUs, unless CSN_NETNS_STRICT=1 - see there).
 #
 # The network: namespaces <P>h1..<P>h4 hold veth0 with 10.77.0.N/24; their peers p1..p4 sit on
 # bridge br0 in <P>sw, which also has 10.77.0.254 (the outsider of the refuse case). htb
@@ -425,6 +425,18 @@ case_logp() {
     say "logp: G = $g s/B, 1/G = $bw MB/s, $e % from the expectation"
     [ -n "${TB_RESULTS:-}" ] && cp "$TB/logp.json" "$TB_RESULTS"
     if awk -v v="$bw" -v x="$EXPECT" 'BEGIN { exit !(v > x * 1.10) }'; then
+        # Above the shaped rate: the fit's slope came out too flat. On a busy machine that is
+        # the small sizes' gap inflated by waits for the CPU (a CI run at load 3-6 gave +12 %
+        # with o_r estimates 2-20x apart; idle runs pass). Busy: more runnable than CPUs.
+        local load ncpu
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        ncpu=$(nproc)
+        if [ "${CSN_NETNS_STRICT:-0}" != 1 ] &&
+            awk -v l="$load" -v n="$ncpu" 'BEGIN { exit !(l > n) }'; then
+            say "SKIP: 1/G = $bw MB/s is more than 10% above the shaped rate $EXPECT MB/s at load $load on $ncpu CPUs (machine busy); CSN_NETNS_STRICT=1 makes this a failure"
+            teardown
+            exit 77
+        fi
         fail "1/G = $bw MB/s is more than 10% above the shaped rate $EXPECT MB/s"
     fi
     if awk -v v="$bw" -v x="$EXPECT" 'BEGIN { exit !(v < x * 0.90) }'; then
