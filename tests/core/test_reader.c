@@ -14,7 +14,10 @@
 #include "../test.h"
 
 static struct csni_proc P;
-static struct csni_peer *const PEER = (struct csni_peer *)&P; /* any non-NULL: never read */
+/* The peer of the test's connections: a connection made to it becomes its sending one
+ * (csni_conn_new takes its lock); nothing else of it is read. */
+static struct csni_peer PEER_S;
+static struct csni_peer *const PEER = &PEER_S;
 
 static void proc_fake(void)
 {
@@ -22,6 +25,7 @@ static void proc_fake(void)
     P.evfd = eventfd(0, EFD_NONBLOCK);
     CHECK(P.epfd >= 0 && P.evfd >= 0);
     csni_conns_init(&P.conns);
+    csni_lock_init(&PEER_S.lock, CSNI_RANK_PEER);
     P.tun.eager_max = 65536;
     memset(P.key, 0x5a, sizeof P.key);
 }
