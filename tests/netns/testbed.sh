@@ -8,8 +8,9 @@
 # Programs come from the environment (tests/netns.cmake sets them): TB_CSNRUN, TB_HELLO,
 # TB_TEST_MP, TB_NETTEST, TB_PROBE, TB_INTRUDER, TB_LOGP. TB_RATE (default 200mbit) is the rate of
 # every host link, each way. Exit 0 pass, 1 fail, 77 skip (not root, no ip netns, no tc,
-# a program not built; rates: no iperf3; logp: more than 10% below its expectation, or above
-# it on a machine with more runnable processes than CPUs, unless CSN_NETNS_STRICT=1 - see there).
+# a program not built; rates: no iperf3, or more than 10% below the expectation on a machine
+# with more runnable processes than CPUs; logp: more than 10% below its expectation, or above
+# it on such a machine; unless CSN_NETNS_STRICT=1 - see there).
 #
 # The network: namespaces <P>h1..<P>h4 hold veth0 with 10.77.0.N/24; their peers p1..p4 sit on
 # bridge br0 in <P>sw, which also has 10.77.0.254 (the outsider of the refuse case). htb
@@ -367,6 +368,19 @@ case_rates() {
     # Slower fails too: on these links csn reaches 94-99.8% of the bound, also with the
     # machine loaded (Ring2 iterations 0.355-0.39 s against 0.351 s; BENCHMARKS.md section 7),
     # so a 10% miss is a fault. iperf3 is printed above to tell a slow link from a slow csn.
+    # Except where the CPU, not the link, is short: a sanitizer build (TSan: 5-15x slower) on a
+    # machine with more runnable processes than CPUs gave Ring2 -11.5 % in a CI run. Then the
+    # miss is a skip with a line, unless CSN_NETNS_STRICT=1.
+    if [ -n "$short" ] && [ "${CSN_NETNS_STRICT:-0}" != 1 ]; then
+        local load ncpu
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        ncpu=$(nproc)
+        if awk -v l="$load" -v n="$ncpu" 'BEGIN { exit !(l > n) }'; then
+            say "SKIP: R(local) more than 10% below the expectation:$short at load $load on $ncpu CPUs (machine busy; iperf3 one link: $IPERF MB/s); CSN_NETNS_STRICT=1 makes this a failure"
+            teardown
+            exit 77
+        fi
+    fi
     [ -z "$short" ] || fail "R(local) more than 10% below the expectation:$short (iperf3 one link: $IPERF MB/s)"
 }
 
