@@ -78,13 +78,14 @@ csn_status csn_close(csn_transport **tp)
         return CSN_UNINITIALISED_TRANSPORT; /* another thread closed it first */
     *tp = NULL;
     csni_tport_unpublish(&p->tab, t); /* before the drain takes t->lock: see tport_find */
+    struct csni_op *held = csni_tport_unhold(p, t);
     /* Frames of ours still being written point into user buffers: let them finish (a dead
      * peer fails them), so the caller may free its buffers when we return. */
     while (csni_conns_sending(p, t)) {
         csni_poll(p);
         usleep(200);
     }
-    csni_tport_drain(p, t);
+    csni_tport_drain(p, t, held);
     for (size_t i = 0; i < t->nnames; i++) {
         csni_names_unregister(t->names[i], t->id);
         free(t->names[i]);

@@ -334,17 +334,6 @@ bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *ow
 
 /* ---- receiving: a message header arrived on a connection ---- */
 
-/* A note answering a frame that came on c goes back on c, not on c->pp's sending connection:
- * that may not be set yet (c is our own connection to the peer, which chose it to send on
- * before our connecting thread stored it: an answer sent there would be lost, and its
- * asker would wait for ever). A dead c: nothing more comes from the peer anyway. */
-static void match_reply(struct csni_conn *c, const struct csni_frame *f)
-{
-    struct csni_sendreq *sr = csni_sendreq_new(f);
-    if (sr)
-        csni_conn_send(c, sr); /* no op attached: completes nothing */
-}
-
 /* The destination transport is closed (or never was): the message is dropped; a rendezvous
  * sender is told, so its transmit completes with CSN_PEER_LOST. */
 static void match_no_transport(struct csni_conn *c, const struct csni_frame *f,
@@ -359,14 +348,14 @@ static void match_no_transport(struct csni_conn *c, const struct csni_frame *f,
          * sender never sends to an id it was not told of: the count is for older builds.) */
         struct csni_frame g = existed ? csni_frame_tids(CSNI_TIDS_GONE, dst, 0)
                                       : csni_frame_tids(CSNI_TIDS_COUNT, n, 0);
-        match_reply(c, &g);
+        (void)csni_peer_send_frame(c->pp, &g); /* lost: the peer is lost too */
         pl->discard = staged ? 0 : f->len;
         csni_credit_owe(c, csni_credit_cost(f->len), csni_p->tun.window);
         return;
     }
     struct csni_frame g = csni_frame_cts(existed ? CSNI_CTS_GONE : CSNI_CTS_NOTID, 0,
                                          csni_frame_sender_token(f), 0);
-    match_reply(c, &g);
+    (void)csni_peer_send_frame(c->pp, &g); /* lost: its transmit fails with it anyway */
 }
 
 /* A message matched the posted receive op (t->lock held, released here). */
@@ -472,7 +461,7 @@ static void match_on_tids(struct csni_conn *c, const struct csni_frame *f)
     case CSNI_TIDS_QUERY: {
         struct csni_frame a =
             csni_frame_tids(CSNI_TIDS_COUNT, csni_table_size(&c->p->tab), csni_frame_tids_gen(f));
-        match_reply(c, &a);
+        (void)csni_peer_send_frame(c->pp, &a); /* lost: the asker's peer is lost */
         break;
     }
     case CSNI_TIDS_COUNT:

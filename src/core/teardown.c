@@ -2,7 +2,6 @@
  * transport (everything of it is cancelled and handed back). */
 #include <sched.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "core/complete.h"
 #include "core/conn.h"
@@ -143,30 +142,33 @@ static void teardown_drop_unex(struct csni_proc *p, struct csni_unex *u, struct 
     csni_unex_free(&p->store, u);
 }
 
-void csni_tport_drain(struct csni_proc *p, csn_transport *t)
+struct csni_op *csni_tport_unhold(struct csni_proc *p, csn_transport *t)
 {
-    struct csni_op *deferred = NULL, *gone = NULL;
+    struct csni_op *held = NULL;
 
     csni_mutex_lock(&p->peers.lock);
     struct csni_peer *peers = p->peers.list;
     csni_mutex_unlock(&p->peers.lock);
-    /* Our transmits held for a peer's answer (rtids.c) are withdrawn; those an answer took
-     * just before are being sent (match_on_tids): they are waited for, and their frames
-     * written, as any transmit of t already on its way (csn_close), before the lists below. */
-    bool waited = false;
     for (struct csni_peer *pp = peers; pp; pp = pp->next) {
         csni_lock(&pp->lock);
-        teardown_take(&pp->wait_tids, t, &gone);
+        teardown_take(&pp->wait_tids, t, &held);
         csni_unlock(&pp->lock);
     }
+    /* Those an answer took just before are being sent (match_on_tids): once it is done they
+     * are frames on their way, which the caller waits for with the others. */
     for (struct csni_peer *pp = peers; pp; pp = pp->next)
-        for (; atomic_load(&pp->releasing) > 0; waited = true)
+        while (atomic_load(&pp->releasing) > 0)
             sched_yield();
-    while (waited && csni_conns_sending(p, t)) {
-        for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
-            csni_conn_flush(c, false);
-        usleep(200);
-    }
+    return held;
+}
+
+void csni_tport_drain(struct csni_proc *p, csn_transport *t, struct csni_op *held)
+{
+    struct csni_op *deferred = NULL, *gone = held;
+
+    csni_mutex_lock(&p->peers.lock);
+    struct csni_peer *peers = p->peers.list;
+    csni_mutex_unlock(&p->peers.lock);
     /* Readers filling t's buffers switch to discarding; the receives they were filling are
      * cancelled with the others. */
     csni_conns_cancel(p, t, &gone);

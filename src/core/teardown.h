@@ -11,7 +11,11 @@ struct csni_peer;
  * from it too, and what it announced but can no longer send is dropped. Once per peer. No lock
  * held by the caller. */
 void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp);
-/* At close (t already out of the table, no lock held): cancel and hand back everything of t. */
-void csni_tport_drain(struct csni_proc *p, csn_transport *t);
+/* At close (t already out of the table, no lock held), before waiting for t's frames on
+ * their way: withdraws t's transmits held for a peer's answer (rtids.c), waits for those an
+ * answer is sending, and returns the withdrawn ones for csni_tport_drain. */
+struct csni_op *csni_tport_unhold(struct csni_proc *p, csn_transport *t);
+/* Then: cancel and hand back everything of t, held (from csni_tport_unhold) too. */
+void csni_tport_drain(struct csni_proc *p, csn_transport *t, struct csni_op *held);
 
 #endif
