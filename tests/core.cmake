@@ -53,7 +53,7 @@ foreach(tr shm unix)
 endforeach()
 
 add_test(NAME core_kill9 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/core/kill9.sh ${CSNRUN} $<TARGET_FILE:test_mp>)
-set_tests_properties(core_kill9 PROPERTIES TIMEOUT 60)
+set_tests_properties(core_kill9 PROPERTIES TIMEOUT 60 RESOURCE_LOCK test_mp_forever)
 
 # Unit tests of the parts of the core that stand alone: the shared-memory ring, the
 # connection engine's reader fed by a fake connection, and the matcher in one process.

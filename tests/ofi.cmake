@@ -54,6 +54,8 @@ add_test(NAME ofi_tcp_kill9 COMMAND ${OFI_RUN} ${CMAKE_CURRENT_SOURCE_DIR}/core/
          $<TARGET_FILE:test_mp>)
 set_tests_properties(ofi_tcp_kill9 PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
   ENVIRONMENT "FI_PROVIDER=tcp")
+# kill9.sh looks for any "test_mp forever" left: one such test at a time (core_kill9 too).
+set_tests_properties(ofi_tcp_kill9 ofi_shm_kill9_files PROPERTIES RESOURCE_LOCK test_mp_forever)
 
 # The provider line: pingpong says which provider carries it.
 add_test(NAME ofi_tcp_pingpong_provider COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2
