@@ -143,3 +143,12 @@ if(CMAKE_C_COMPILER_ID STREQUAL "Clang")
     set_tests_properties(core_fuzz_${fz} PROPERTIES TIMEOUT 90)
   endforeach()
 endif()
+
+# A process that forks right after csn_open, whose child opens and is reached by name (the
+# pattern of bench/pipeline's processes): the library's threads must be running, holding no
+# lock, when csn_open returns (tests/core/test_fork.c).
+add_executable(test_fork core/test_fork.c)
+target_link_libraries(test_fork csn)
+add_test(NAME core_fork COMMAND ${CSNRUN} -np 1 $<TARGET_FILE:test_fork> 60)
+set_tests_properties(core_fork PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+  ENVIRONMENT "CSN_LOOKUP_TIMEOUT=20")

@@ -1,6 +1,6 @@
 # tests/hardening.cmake: issue 16 (hardening): strangers against the name service, launcher and
 # agent deaths, the fault suite, valgrind over the single-process tests, fuzz regressions.
-add_executable(test_ns_flood names/ns_flood.c ${PROJECT_SOURCE_DIR}/src/boot/boot.c ${PROJECT_SOURCE_DIR}/src/boot/watch.c
+add_executable(test_ns_flood names/ns_flood.c ${PROJECT_SOURCE_DIR}/src/boot/boot.c ${PROJECT_SOURCE_DIR}/src/boot/watch.c ${PROJECT_SOURCE_DIR}/src/core/thread.c
                ${PROJECT_SOURCE_DIR}/src/names/names.c)
 target_include_directories(test_ns_flood PRIVATE ${PROJECT_SOURCE_DIR}/include
                            ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})

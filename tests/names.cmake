@@ -1,6 +1,6 @@
 # tests/names.cmake: the boot environment and the name-service client, alone and against csnrun's server.
 # The client is built from its two sources only, so these tests do not wait for the core.
-add_executable(test_names_client names/names_client.c ${PROJECT_SOURCE_DIR}/src/boot/boot.c ${PROJECT_SOURCE_DIR}/src/boot/watch.c
+add_executable(test_names_client names/names_client.c ${PROJECT_SOURCE_DIR}/src/boot/boot.c ${PROJECT_SOURCE_DIR}/src/boot/watch.c ${PROJECT_SOURCE_DIR}/src/core/thread.c
                ${PROJECT_SOURCE_DIR}/src/names/names.c)
 target_include_directories(test_names_client PRIVATE ${PROJECT_SOURCE_DIR}/include
                            ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})

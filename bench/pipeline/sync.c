@@ -116,6 +116,26 @@ static void pl_describe(int st, char *out, size_t cap)
         snprintf(out, cap, "ended with wait status %#x", st);
 }
 
+/* Where the kernel sees process pid wait ("waiting in futex_wait_queue"), for a line about
+ * a straggler; "running" when it is on a CPU, "state unknown" when /proc does not say. */
+static void pl_wchan(pid_t pid, char *out, size_t cap)
+{
+    char path[64], w[48] = "";
+    snprintf(path, sizeof path, "/proc/%d/wchan", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        if (fgets(w, sizeof w, f) == NULL)
+            w[0] = '\0';
+        fclose(f);
+    }
+    if (w[0] == '\0')
+        snprintf(out, cap, "state unknown");
+    else if (strcmp(w, "0") == 0)
+        snprintf(out, cap, "running");
+    else
+        snprintf(out, cap, "waiting in %s", w);
+}
+
 /* Accounts for one reaped child; -1 (and the node aborts) when it failed. */
 static int pl_account(struct pl_ctx *c, pid_t pid, int st)
 {
@@ -171,10 +191,20 @@ int pl_reap_all(struct pl_ctx *c, double grace_s)
         if (pid < 0 && errno == ECHILD)
             break;
         if (!killed && pl_now() > deadline) {
-            /* Stragglers (e.g. stuck in a name lookup) are ended so that nothing outlives us. */
-            for (int i = 0; i < c->nkids; i++)
-                if (c->kids[i] > 0)
-                    kill(c->kids[i], SIGKILL);
+            /* Stragglers (e.g. stuck in a name lookup) are ended so that nothing outlives us,
+             * each with a line saying where the kernel saw it wait: a child that ignores the
+             * abort is a bug worth the evidence. */
+            for (int i = 0; i < c->nkids; i++) {
+                if (c->kids[i] <= 0)
+                    continue;
+                char where[64];
+                pl_wchan(c->kids[i], where, sizeof where);
+                kill(c->kids[i], SIGKILL);
+                fprintf(stderr,
+                        "pipeline: %s: %s (pid %d) still running %.0f s after it was due; killed "
+                        "(%s)\n",
+                        c->who, c->kid_name[i], (int)c->kids[i], grace_s, where);
+            }
             killed = 1;
             c->killed = 1;
             rc = -1;

@@ -6,6 +6,7 @@
 #include "boot/module.h"
 #include "boot/pmix.h"
 #include "boot/pmix_module.h"
+#include "core/thread.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -112,8 +113,7 @@ csn_status csni_pmix_get(int rank, const char *key, uint64_t timeout_ms, char *v
      * sometimes answers NOT-FOUND at once while rank is still starting: ask again. */
     for (;;) {
         now = pmix_now_ms();
-        r = pmix_mod->get(rank, k, pmix_timeout_s(deadline > now ? deadline - now : 0), value,
-                          cap);
+        r = pmix_mod->get(rank, k, pmix_timeout_s(deadline > now ? deadline - now : 0), value, cap);
         if (r == 0)
             return CSN_OK;
         if (r == 2)
@@ -194,16 +194,12 @@ static int pmix_start_ns(const char *key, int size, const char *addr, char *ns_a
 {
     struct csni_ns *ns =
         csni_ns_create("csn[0]", NULL, key, size, 1, addr, PMIX_NS_MAXCONNS, ns_addr, cap);
-    pthread_attr_t at;
     pthread_t th;
     int rc;
 
     if (ns == NULL)
         return -1;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    rc = pthread_create(&th, &at, pmix_ns_main, ns);
-    pthread_attr_destroy(&at);
+    rc = csni_thread_start(&th, true, 0, pmix_ns_main, ns);
     if (rc != 0) {
         csni_ns_destroy(ns);
         fprintf(stderr, "csn: cannot start the name service thread: %s\n", strerror(rc));
@@ -401,8 +397,9 @@ static int pmix_load(void)
         return 0;
     if (!csni_module_find("CSN_PMIX_MODULE", CSNI_PMIX_MODULE_FILE, CSN_INSTALL_LIBDIR,
                           CSN_INSTALL_LIBDIR_REL, CSN_BUILD_LIBDIR, path, sizeof path)) {
-        fprintf(stderr, "csn: started by a PMIx launcher, but the PMIx component %s is not "
-                        "installed (set CSN_PMIX_MODULE to its path): running as a lone process\n",
+        fprintf(stderr,
+                "csn: started by a PMIx launcher, but the PMIx component %s is not "
+                "installed (set CSN_PMIX_MODULE to its path): running as a lone process\n",
                 CSNI_PMIX_MODULE_FILE);
         return -1;
     }
@@ -415,8 +412,10 @@ static int pmix_load(void)
     *(void **)&fn = dlsym(h, CSNI_PMIX_MODULE_SYMBOL);
     m = fn != NULL ? fn() : NULL;
     if (m == NULL || m->abi != CSNI_PMIX_MODULE_ABI) {
-        fprintf(stderr, "csn: %s is not a PMIx component of this libcsn: running as a lone "
-                        "process\n", path);
+        fprintf(stderr,
+                "csn: %s is not a PMIx component of this libcsn: running as a lone "
+                "process\n",
+                path);
         dlclose(h);
         return -1;
     }
@@ -450,9 +449,8 @@ csn_status csni_pmix_boot(struct csni_boot *b)
         return pmix_boot_fail("no usable job size (PMIX_JOB_SIZE)");
     b->size = pmix_size = (int)pmix_job.size;
     b->rank = (int)pmix_job.rank;
-    b->local_size = pmix_job.local_size >= 1 && pmix_job.local_size <= b->size
-                        ? (int)pmix_job.local_size
-                        : 1;
+    b->local_size =
+        pmix_job.local_size >= 1 && pmix_job.local_size <= b->size ? (int)pmix_job.local_size : 1;
     b->local_rank = pmix_job.local_rank >= 0 && pmix_job.local_rank < b->local_size
                         ? (int)pmix_job.local_rank
                         : 0;

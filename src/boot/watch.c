@@ -3,6 +3,7 @@
  * started (a shell script's program), which the agent's guardian would otherwise be the only
  * one to stop. */
 #include "boot/watch.h"
+#include "core/thread.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -70,7 +71,6 @@ static void watch_init(void)
 {
     const char *v = getenv("CSN_WATCH_FD");
     struct stat st;
-    pthread_attr_t attr;
     pthread_t th;
     char *end;
     long fd;
@@ -86,14 +86,9 @@ static void watch_init(void)
     watch_fd = (int)fd;
     watch_dev = st.st_dev;
     watch_ino = st.st_ino;
-    if (pthread_attr_init(&attr) != 0)
-        return;
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 64 * 1024);
-    if (pthread_create(&th, &attr, watch_thread, NULL) != 0)
+    if (csni_thread_start(&th, true, 64 * 1024, watch_thread, NULL) != 0)
         fprintf(stderr, "csn: cannot start the launcher watch: the process will not notice "
                         "its csnrun agent's death\n");
-    pthread_attr_destroy(&attr);
 }
 
 void csni_watch_start(void)

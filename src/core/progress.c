@@ -7,6 +7,7 @@
 #include "core/poll.h"
 #include "core/state.h"
 #include "core/progress.h"
+#include "core/thread.h"
 
 void csni_progress_kick(struct csni_proc *p)
 {
@@ -59,7 +60,7 @@ static void *progress_main(void *arg)
 
 csn_status csni_progress_start(struct csni_proc *p)
 {
-    if (pthread_create(&p->prog.thread, NULL, progress_main, p) != 0)
+    if (csni_thread_start(&p->prog.thread, false, 0, progress_main, p) != 0)
         return CSN_SYSTEM_ERROR;
     p->prog.running = true;
     return CSN_OK;
