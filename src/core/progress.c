@@ -28,31 +28,76 @@ static bool progress_users_active(struct csni_proc *p, uint64_t *seen)
     return atomic_load(&p->prog.spinners) > 0 || moved;
 }
 
+/* The park periods. While user threads are active, the look doubles from MIN to ACTIVE: each
+ * look is a wake-up that preempts a spinning rank on a small host. While a user thread is the
+ * poller it moves everyone's data and hands over when it leaves (a kick when others sleep, a
+ * nudge otherwise), so the park grows to POLLER: a look every 3.2 ms per idle rank was, with
+ * 512 ranks on 2 CPUs, most of the machine's time (tiny nettest 37-62 s against 10-14 s with
+ * the long park, BENCHMARKS.md, issue 17). POLLER only bounds a lost hand-over. */
+#define PROGRESS_PARK_MIN_NS 200000u
+#define PROGRESS_PARK_ACTIVE_NS 3200000u
+#define PROGRESS_PARK_POLLER_NS 100000000u
+
+void csni_progress_nudge(struct csni_proc *p)
+{
+    if (atomic_load(&p->prog.deep_parked)) { /* seq_cst: pairs with progress_park's check */
+        atomic_fetch_add(&p->prog.bg_word, 1);
+        csni_futex_wake(&p->prog.bg_word);
+    }
+}
+
+/* One park of at most ns, ended early by a kick (or, when deep, a nudge). A deep park is
+ * announced before the last look at the poller role, and the leaving poller clears the role
+ * before it looks at deep_parked (both seq_cst): either we see the role gone and do not park,
+ * or it sees us parked and nudges; bg_word, read first, makes a nudge between our look and
+ * the futex call end that call at once. */
+static void progress_park(struct csni_proc *p, uint64_t ns, bool deep)
+{
+    uint32_t w = atomic_load(&p->prog.bg_word);
+    if (deep) {
+        atomic_store(&p->prog.deep_parked, true);
+        if (!atomic_load(&p->prog.poller)) {
+            atomic_store(&p->prog.deep_parked, false);
+            return;
+        }
+    }
+    atomic_store(&p->prog.bg_parked, true);
+    if (!atomic_load(&p->prog.kicked)) /* pairs with the kicker's store, then its load */
+        (void)csni_futex_wait(&p->prog.bg_word, w, ns);
+    atomic_store(&p->prog.bg_parked, false);
+    atomic_store(&p->prog.deep_parked, false);
+}
+
 static void *progress_main(void *arg)
 {
     struct csni_proc *p = arg;
     uint64_t seen = atomic_load(&p->prog.activity) - 1; /* counts as active at first */
-    uint64_t park_ns = 200000;
+    uint64_t park_ns = PROGRESS_PARK_MIN_NS;
     while (!atomic_load(&p->prog.stopping)) {
         /* Users polling in the library, or in and out of it during the last park period (a
          * communication loop): stay parked, so that nobody competes with them for a message
          * and senders need not ring. A user thread polling for everyone in its sleep does
          * our job meanwhile. A departing poller kicks us; users that did not wait at all for
-         * a whole park period compute: then we move their data. The park period doubles
-         * while users stay active (200 us to 3.2 ms): each look is a wake-up that preempts
-         * a spinning rank on a small host. */
-        if ((!atomic_exchange(&p->prog.kicked, false) && progress_users_active(p, &seen)) ||
-            atomic_load(&p->prog.poller)) {
-            uint32_t w = atomic_load(&p->prog.bg_word);
-            atomic_store(&p->prog.bg_parked, true);
-            if (!atomic_load(&p->prog.kicked)) /* pairs with the kicker's store, then its load */
-                (void)csni_futex_wait(&p->prog.bg_word, w, park_ns);
-            atomic_store(&p->prog.bg_parked, false);
-            if (park_ns < 3200000)
-                park_ns *= 2;
+         * a whole park period compute: then we move their data. */
+        /* The kick is taken before the look at the poller role: a leaving poller clears the
+         * role before it kicks (seq_cst), so a kick seen here comes with the role seen free,
+         * and we poll. */
+        bool kicked = atomic_exchange(&p->prog.kicked, false);
+        bool polled = atomic_load(&p->prog.poller);
+        if ((!kicked && progress_users_active(p, &seen)) || polled) {
+            /* The long park only where its looks cost (more ranks than CPUs) and only while
+             * the poller is the one sleeper: other sleepers depend on the hand-over, which
+             * keeps the short looks it had (a rare lost wake-up with the long park there,
+             * threads_no_lost_wakeup under load: 2 of 104 runs, old looks 0 of 80). */
+            bool deep_ok = polled && p->tun.oversubscribed && atomic_load(&p->prog.nsleepers) <= 1;
+            uint64_t cap = deep_ok ? PROGRESS_PARK_POLLER_NS : PROGRESS_PARK_ACTIVE_NS;
+            if (park_ns > cap) /* the poller left: look again soon, as after any activity */
+                park_ns = PROGRESS_PARK_MIN_NS;
+            progress_park(p, park_ns, park_ns > PROGRESS_PARK_ACTIVE_NS);
+            park_ns = 2 * park_ns < cap ? 2 * park_ns : cap;
             continue;
         }
-        park_ns = 200000;
+        park_ns = PROGRESS_PARK_MIN_NS;
         csni_poll_sleep(p, 1000000000u);
     }
     return NULL;

@@ -55,6 +55,7 @@ struct csni_prog {
     _Atomic int nepoll;              /* threads in csni_poll_sleep (the rings are armed) */
     _Atomic uint32_t bg_word;        /* futex word the progress thread parks on */
     _Atomic bool bg_parked;
+    _Atomic bool deep_parked;  /* in a park longer than PROGRESS_PARK_ACTIVE_NS (a poller runs) */
     _Atomic bool kicked;       /* a thread went to sleep: the progress thread must poll */
     _Atomic uint64_t activity; /* waits ended by user threads (the progress thread's cue) */
     _Atomic bool stopping;
@@ -75,10 +76,10 @@ struct csni_proc {
     struct csni_peers peers;
     struct csni_conns conns;
     struct csni_store store;
-    int listen_fd, listen_tcp, epfd, evfd; /* listen_tcp: -1 unless the job spans hosts */
+    int listen_fd, listen_tcp, epfd, evfd;  /* listen_tcp: -1 unless the job spans hosts */
     const struct csni_net_ops *listen2_net; /* the kind of listen_tcp */
     _Atomic uint64_t accept_paused;         /* out of descriptors: listeners off until then */
-    char addr[600];                        /* published endpoint: "ADDR[|ADDR2]|h=HOST" */
+    char addr[600];                         /* published endpoint: "ADDR[|ADDR2]|h=HOST" */
     struct csni_prog prog;
     _Atomic uint64_t next_token;
 };

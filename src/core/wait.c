@@ -137,6 +137,8 @@ static void wait_sleep_polling(struct csni_proc *p, csn_transport *t, struct csn
         atomic_store(&p->prog.poller, false);
         if (atomic_fetch_sub(&p->prog.nsleepers, 1) > 1)
             csni_progress_kick(p);
+        else
+            csni_progress_nudge(p);
         return;
     }
     if (!csni_arm_rings(p, false))
@@ -162,8 +164,8 @@ static uint64_t wait_transfer_ns(const struct csni_proc *p, const struct csni_op
 /* The spin and sleep of a wait whose first look found nothing; seen: wake_seq as read
  * before that look. Not inlined: the looks that succeed at once stay short. */
 static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct csni_op *want,
-                                                     unsigned flags, uint64_t timeout_us,
-                                                     struct csni_op **got, uint32_t seen)
+                                                      unsigned flags, uint64_t timeout_us,
+                                                      struct csni_op **got, uint32_t seen)
 {
     struct csni_proc *p = csni_p;
     /* The clock is read lazily: a wait without limit needs it only to end its spin. The
@@ -179,10 +181,11 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
      * at its next turn, where a futex sleep would cost the deliverer a wake-up system call
      * and the sleeper two context switches (many threads sharing one process). */
     bool spinning = net;
-    bool counted = false; /* in p->prog.spinners: only once a wait lasts (short ones need no atomic) */
+    /* In p->prog.spinners: only once a wait lasts (short ones need no atomic). */
+    bool counted = false;
     /* A receive's wait reads its messages from the rings itself (csni_poll_direct). */
-    bool direct =
-        (want ? want->kind == CSNI_OP_RX : (flags & CSN_RX) != 0) && atomic_load(&p->conns.nshm) > 0;
+    bool direct = (want ? want->kind == CSNI_OP_RX : (flags & CSN_RX) != 0) &&
+                  atomic_load(&p->conns.nshm) > 0;
     for (unsigned turn = 0;; turn++) {
         /* A blocking call looks at its op; csn_test at the completion queue, under the lock
          * but only when wake_seq, which moves at every queued completion, moved. */
@@ -221,8 +224,8 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
             continue; /* the clock, every 256th turn of a pure spin (a few microseconds) */
         now = csni_now_ns();
         if (spin_end == 0)
-            spin_end = now + (polite ? p->tun.polite_spin_ns
-                                     : p->tun.spin_ns + wait_transfer_ns(p, want));
+            spin_end =
+                now + (polite ? p->tun.polite_spin_ns : p->tun.spin_ns + wait_transfer_ns(p, want));
         if (now >= deadline) {
             if (spinning)
                 wait_unspin(p, counted);
