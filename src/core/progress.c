@@ -32,7 +32,7 @@ static bool progress_users_active(struct csni_proc *p, uint64_t *seen)
  * look is a wake-up that preempts a spinning rank on a small host. While a user thread is the
  * poller it moves everyone's data and hands over when it leaves (a kick when others sleep, a
  * nudge otherwise), so the park grows to POLLER: a look every 3.2 ms per idle rank was, with
- * 512 ranks on 2 CPUs, most of the machine's time (tiny nettest 37-62 s against 10-14 s with
+ * 512 ranks on 2 CPUs, most of the machine's time (tiny nettest: 41 s median against 10 s with
  * the long park, BENCHMARKS.md, issue 17). POLLER only bounds a lost hand-over. */
 #define PROGRESS_PARK_MIN_NS 200000u
 #define PROGRESS_PARK_ACTIVE_NS 3200000u
@@ -78,10 +78,9 @@ static void *progress_main(void *arg)
          * communication loop): stay parked, so that nobody competes with them for a message
          * and senders need not ring. A user thread polling for everyone in its sleep does
          * our job meanwhile. A departing poller kicks us; users that did not wait at all for
-         * a whole park period compute: then we move their data. */
-        /* The kick is taken before the look at the poller role: a leaving poller clears the
-         * role before it kicks (seq_cst), so a kick seen here comes with the role seen free,
-         * and we poll. */
+         * a whole park period compute: then we move their data. The kick is taken before
+         * the look at the poller role: a leaving poller clears the role before it kicks
+         * (seq_cst), so a kick seen here comes with the role seen free, and we poll. */
         bool kicked = atomic_exchange(&p->prog.kicked, false);
         bool polled = atomic_load(&p->prog.poller);
         if ((!kicked && progress_users_active(p, &seen)) || polled) {
