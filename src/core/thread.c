@@ -7,8 +7,10 @@
 #include "core/futex.h"
 
 /* Lives on the creator's stack until `running` is set; the new thread copies what it needs
- * first and touches it no more after the store (release: the creator's acquire load sees the
- * copy done, so its return may end the struct's life). */
+ * first and reads nothing of it after the store (release: the creator's acquire load sees
+ * the copy done, so its return may end the struct's life). The futex wake that follows the
+ * store may then name an address the creator has left: it wakes nobody, or spuriously a
+ * later wait on that spot, and every futex wait of the library looks again after waking. */
 struct thread_start {
     void *(*fn)(void *);
     void *arg;
