@@ -50,6 +50,18 @@ static csn_status proc_env_u64(const char *name, uint64_t def, uint64_t min, uin
 }
 
 /* Reads the tunables of the library itself (the network's in proc_network). */
+/* The default nap (CSN_NAP_MS), the longest sleep of a waiter before it looks by itself: a
+ * bound on a lost wake-up. Every idle rank's waiter and progress thread wake at each nap's end,
+ * so with many ranks per CPU those wake-ups become the machine's load (1024 ranks on 2 CPUs:
+ * 20 000 a second, and the tiny nettest took 60 s against 31 s with a 1 s nap, BENCHMARKS.md,
+ * issue 17). The default is 100 ms, and 2 ms per rank sharing a CPU beyond 50 of them (at most
+ * 2 s): the wake-ups per CPU then stay at about 1000 a second whatever the job's size. */
+static uint64_t proc_default_nap_ms(uint64_t share, int ncpu)
+{
+    uint64_t per_cpu = share / (uint64_t)(ncpu > 0 ? ncpu : 1);
+    return per_cpu <= 50 ? 100 : per_cpu >= 1000 ? 2000 : 2 * per_cpu;
+}
+
 static csn_status proc_tunables(struct csni_tun *tun, const struct csni_boot *b)
 {
     uint64_t v[8];
@@ -80,7 +92,8 @@ static csn_status proc_tunables(struct csni_tun *tun, const struct csni_boot *b)
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         ncpu = CPU_COUNT(&set);
     if ((rv = proc_env_u64("CSN_CPU_SHARE", (uint64_t)b->local_size, 1, 1u << 24, &v[0])) != CSN_OK ||
-        (rv = proc_env_u64("CSN_NAP_MS", 100, 0, 60000, &v[2])) != CSN_OK)
+        (rv = proc_env_u64("CSN_NAP_MS", proc_default_nap_ms(v[0], ncpu), 0, 60000, &v[2])) !=
+            CSN_OK)
         return rv;
     tun->cpu_share = (uint32_t)v[0];
     tun->oversubscribed = tun->cpu_share > (uint32_t)ncpu || proc_forked;

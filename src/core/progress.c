@@ -31,12 +31,12 @@ static bool progress_users_active(struct csni_proc *p, uint64_t *seen)
 /* The park periods. While user threads are active, the look doubles from MIN to ACTIVE: each
  * look is a wake-up that preempts a spinning rank on a small host. While a user thread is the
  * poller it moves everyone's data and hands over when it leaves (a kick when others sleep, a
- * nudge otherwise), so the park grows to POLLER: a look every 3.2 ms per idle rank was, with
- * 512 ranks on 2 CPUs, most of the machine's time (tiny nettest: 41 s median against 10 s with
- * the long park, BENCHMARKS.md, issue 17). POLLER only bounds a lost hand-over. */
+ * nudge otherwise), so the park grows to the waiters' nap (tun.nap_ns), which only bounds a
+ * lost hand-over: a look every 3.2 ms per idle rank was, with 512 ranks on 2 CPUs, most of the
+ * machine's time (tiny nettest: 41 s median against 10 s with the long park, BENCHMARKS.md,
+ * issue 17). */
 #define PROGRESS_PARK_MIN_NS 200000u
 #define PROGRESS_PARK_ACTIVE_NS 3200000u
-#define PROGRESS_PARK_POLLER_NS 100000000u
 
 void csni_progress_nudge(struct csni_proc *p)
 {
@@ -89,7 +89,9 @@ static void *progress_main(void *arg)
              * keeps the short looks it had (a rare lost wake-up with the long park there,
              * threads_no_lost_wakeup under load: 2 of 104 runs, old looks 0 of 80). */
             bool deep_ok = polled && p->tun.oversubscribed && atomic_load(&p->prog.nsleepers) <= 1;
-            uint64_t cap = deep_ok ? PROGRESS_PARK_POLLER_NS : PROGRESS_PARK_ACTIVE_NS;
+            uint64_t cap = deep_ok && p->tun.nap_ns > PROGRESS_PARK_ACTIVE_NS
+                               ? p->tun.nap_ns
+                               : PROGRESS_PARK_ACTIVE_NS;
             if (park_ns > cap) /* the poller left: look again soon, as after any activity */
                 park_ns = PROGRESS_PARK_MIN_NS;
             progress_park(p, park_ns, park_ns > PROGRESS_PARK_ACTIVE_NS);

@@ -26,6 +26,16 @@ for r in 0 1; do
 done
 hasnt 'peer rank'
 hasnt 'tx to rank'
+has "^csn\[0 pid [0-9]*\]: waiting: .*naps up to 100 ms$"
+# The default nap grows with the ranks per CPU beyond 50 (2 ms each, at most 2 s), so that the
+# idle ranks' looks stay about 1000 wake-ups per CPU a second; CSN_NAP_MS still rules.
+ncpu=$(nproc)
+per=$((1024 / ncpu))
+if [ "$per" -le 50 ]; then nap=100; elif [ "$per" -ge 1000 ]; then nap=2000; else nap=$((2 * per)); fi
+run CSN_DEBUG=1 CSN_CPU_SHARE=1024 || fail "hello with CSN_CPU_SHARE=1024 failed"
+has "^csn\[0 pid [0-9]*\]: waiting: .*1024 ranks share our $ncpu CPUs.*naps up to $nap ms$"
+run CSN_DEBUG=1 CSN_CPU_SHARE=1024 CSN_NAP_MS=7 || fail "hello with CSN_NAP_MS=7 failed"
+has "^csn\[0 pid [0-9]*\]: waiting: .*naps up to 7 ms$"
 
 run CSN_DEBUG=2 CSN_TRANSPORT=unix || fail "hello with CSN_DEBUG=2 failed"
 has '^csn\[1 pid [0-9]*\]: peer rank 0: unix$'
