@@ -66,7 +66,10 @@ add_test(NAME core_reader COMMAND test_reader)
 add_executable(test_match core/test_match.c)
 target_link_libraries(test_match csn Threads::Threads)
 add_test(NAME core_match COMMAND test_match)
-set_tests_properties(core_ring core_reader core_match PROPERTIES TIMEOUT 60)
+add_executable(test_tcp core/test_tcp.c)
+target_link_libraries(test_tcp csn_internal Threads::Threads)
+add_test(NAME core_tcp COMMAND test_tcp)
+set_tests_properties(core_ring core_reader core_match core_tcp PROPERTIES TIMEOUT 60)
 set_tests_properties(core_match PROPERTIES ENVIRONMENT "CSN_UNEXPECTED_LIMIT=4096")
 
 # Nothing outside src/wire reads the frame header's overloaded words (dst, src, aux, cookie,

@@ -13,6 +13,7 @@
 #include "core/conn.h"
 #include "core/state.h"
 #include "transport/ofi/ofi.h"
+#include "transport/net.h"
 
 #define CONN_RBUF 65536u   /* staging buffer: many small frames per recv */
 #define CONN_DIRECT 16384u /* payload remainders this large are read straight in place */
@@ -119,6 +120,8 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
         shm->bell_fd = fd;
     atomic_store(&c->ring, shm);
     c->link = shm ? &conn_ring_link : &conn_sock_link;
+    c->net = shm ? NULL : csni_net_of_fd(fd);
+    c->notsent = p->tun.tcp_notsent;
     if (old) {
         csni_unlock(&c->tx_lock);
         csni_conn_rx_unlock(c);
@@ -260,6 +263,16 @@ static void conn_next_chunk(struct csni_conn *c, struct csni_sendreq *sr)
         c->sq_tail = sr;
 }
 
+/* The socket is full: its kind re-sizes the unsent bytes the kernel may hold to the path's
+ * rate (CSN_TCP_HOLD_US of it, at least CSN_TCP_NOTSENT). tx_lock held. */
+static void conn_refit(struct csni_conn *c)
+{
+    const struct csni_tun *tun = &c->p->tun;
+    if (c->link == &conn_sock_link && c->net && c->net->refit && tun->tcp_hold_us > 0 &&
+        c->notsent > 0)
+        c->notsent = c->net->refit(c->fd, tun->tcp_notsent, tun->tcp_hold_us);
+}
+
 /* Writes queued frames until the link is full, or until done[] (CONN_DONE entries) has no
  * room for another batch. tx_lock held. Ops whose frame finished are stored in done[]. Every
  * byte written is accounted before returning. Returns -1 on a link error. */
@@ -288,8 +301,10 @@ static int conn_flush_locked(struct csni_conn *c, struct csni_op **done, int *nd
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                conn_refit(c);
                 break;
+            }
             return -1;
         }
         size_t left = (size_t)w;

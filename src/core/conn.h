@@ -79,6 +79,10 @@ struct csni_conn {
     int64_t owed;
     /* Writer: one at a time, held only across non-blocking writes. */
     csni_lock_t tx_lock;
+    /* The socket's network kind (NULL: a ring, or a kind unknown) and the unsent-byte limit
+     * its writer last set (refit when the socket is full). Set before publication. */
+    const struct csni_net_ops *net;
+    size_t notsent;
     struct csni_sendreq *sq_head, *sq_tail;
     struct csni_conn *next; /* the process's connection list (insert-only, immutable links) */
 };

@@ -1,5 +1,6 @@
 /* net.c: the table of network kinds. */
 #include <string.h>
+#include <sys/socket.h>
 
 #include "transport/net.h"
 
@@ -29,4 +30,15 @@ const struct csni_net_ops *csni_net_of_addr(const char *addr)
             return net_kinds[i];
     }
     return NULL;
+}
+
+const struct csni_net_ops *csni_net_of_fd(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+        return NULL;
+    return ss.ss_family == AF_UNIX                               ? &csni_net_unix
+           : ss.ss_family == AF_INET || ss.ss_family == AF_INET6 ? &csni_net_tcp
+                                                                 : NULL;
 }

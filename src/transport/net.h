@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "csn.h"
 
@@ -24,6 +25,13 @@ struct csni_net_ops {
     /* Options of a connected data socket (notsent: TCP_NOTSENT_LOWAT, 0 for the kernel's).
      * Does not block; failures are harmless (a kind may not know an option). */
     void (*tune)(int fd, size_t notsent);
+    /* The writer of a connected data socket found it full (owner: that connection's writer,
+     * under its lock): sets the unsent bytes the kernel may hold to hold_us of the
+     * connection's measured delivery rate, at least notsent (0: leaves the kernel's). Does
+     * not block. Returns the limit now in force (notsent when the kind could not measure or
+     * set it); no status: a failure leaves the old limit, harmlessly. NULL: a kind without
+     * such a limit (unix). */
+    size_t (*refit)(int fd, size_t notsent, uint64_t hold_us);
 };
 
 extern const struct csni_net_ops csni_net_unix;
@@ -33,6 +41,8 @@ extern const struct csni_net_ops csni_net_tcp;
 const struct csni_net_ops *csni_net_by_name(const char *name);
 /* The first kind that reaches across hosts (for the second listener of a job on several hosts). */
 const struct csni_net_ops *csni_net_remote(void);
+/* The kind of a connected socket (by its address family), or NULL. */
+const struct csni_net_ops *csni_net_of_fd(int fd);
 /* The kind an address belongs to (by its "name:" prefix), or NULL. */
 const struct csni_net_ops *csni_net_of_addr(const char *addr);
 

@@ -3,7 +3,8 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h> /* struct tcp_info with tcpi_delivery_rate (glibc's lacks it) */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,9 @@
  * bytes only while less than the low-water mark is still unsent, so a full transfer waits in
  * csn's own queue, where control frames (a CTS, returned credit) overtake it, instead of
  * behind megabytes in the kernel's buffer (a CTS stuck there for one whole message time
- * halved a bidirectional exchange). Bytes in flight are not limited: the window still fills
- * the path. Unix sockets refuse both options, harmlessly. */
+ * halved a bidirectional exchange). The mark starts at notsent and is refit to the path's
+ * rate (tcp_refit). Bytes in flight are not limited: the window still fills the path. Unix
+ * sockets refuse both options, harmlessly. */
 static void tcp_tune(int s, size_t notsent)
 {
     int one = 1;
@@ -28,6 +30,32 @@ static void tcp_tune(int s, size_t notsent)
         int lowat = (int)notsent;
         (void)setsockopt(s, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat); /* a hint */
     }
+}
+
+/* The writer found the socket full: the unsent bytes the kernel may hold become hold_us of the
+ * connection's delivery rate (the kernel's latest sample), at least notsent, at most 64 MiB. A
+ * fixed 128 KiB kept a CTS prompt on a shaped 200 Mbit/s link (5 ms) but woke the writer every
+ * 128 KiB on loopback and cost bulk transfers there a third to half of their rate (BENCHMARKS.md,
+ * issue 21): a time, not a byte count, bounds what a control frame waits behind, and on a fast
+ * path that time buys megabytes. */
+static size_t tcp_refit(int s, size_t notsent, uint64_t hold_us)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    if (notsent == 0)
+        return 0;
+    memset(&ti, 0, sizeof ti);
+    if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_delivery_rate) + sizeof ti.tcpi_delivery_rate)
+        return notsent;
+    uint64_t want = ti.tcpi_delivery_rate / 1000u * hold_us / 1000u; /* bytes/s times us */
+    if (want > (64u << 20))
+        want = 64u << 20;
+    if (want < notsent)
+        want = notsent;
+    int lowat = (int)want;
+    return setsockopt(s, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat) == 0 ? (size_t)want
+                                                                                    : notsent;
 }
 
 /* errno as a status, errno kept for the caller. */
@@ -115,4 +143,5 @@ const struct csni_net_ops csni_net_tcp = {
     .listen = tcp_listen,
     .connect = tcp_connect,
     .tune = tcp_tune,
+    .refit = tcp_refit,
 };
