@@ -18,6 +18,7 @@
 #define CONN_RBUF 65536u   /* staging buffer: many small frames per recv */
 #define CONN_DIRECT 16384u /* payload remainders this large are read straight in place */
 #define CONN_BATCH 32      /* frames gathered into one sendmsg */
+#define CONN_CHUNK_MAX ((size_t)4 << 20) /* longest DATA chunk on a socket (conn_chunk_max) */
 #define CONN_DONE (2 * CONN_BATCH) /* completions collected per flush call */
 
 /* ---- links ---- */
@@ -235,8 +236,19 @@ static struct csni_op *conn_release(struct csni_sendreq *sr)
 /* Payload bytes of the frame a request is writing now (a chunk of a chunked DATA). */
 static size_t conn_chunk(const struct csni_sendreq *sr)
 {
-    size_t left = sr->paylen - sr->sent;
-    return sr->chunked && left > CSNI_DATA_CHUNK ? (size_t)CSNI_DATA_CHUNK : left;
+    return sr->chunked ? sr->chunk : sr->paylen - sr->sent;
+}
+
+/* The longest next chunk of a DATA on c. On a TCP socket it is the unsent bytes the kernel may
+ * hold (refit to 1 ms of the path's rate, conn_refit), at most CONN_CHUNK_MAX: a control frame
+ * queued behind a chunk then waits about as long in our queue as behind the kernel's, and a
+ * fast path writes megabytes per system call (loopback, 64 MiB messages: 1.9x the bandwidth of
+ * 128 KiB chunks, BENCHMARKS.md, issue 21). Elsewhere CSNI_DATA_CHUNK. tx_lock held. */
+static size_t conn_chunk_max(const struct csni_conn *c)
+{
+    if (c->link != &conn_sock_link || c->notsent <= CSNI_DATA_CHUNK)
+        return CSNI_DATA_CHUNK;
+    return c->notsent < CONN_CHUNK_MAX ? c->notsent : CONN_CHUNK_MAX;
 }
 
 static bool conn_is_control(const struct csni_sendreq *sr)
@@ -248,9 +260,11 @@ static bool conn_is_control(const struct csni_sendreq *sr)
  * frames queued behind go first (data frames keep their order). */
 static void conn_next_chunk(struct csni_conn *c, struct csni_sendreq *sr)
 {
-    sr->sent += conn_chunk(sr);
+    sr->sent += sr->chunk;
     sr->off = 0;
-    csni_frame_set_chunk(sr->hdr, conn_chunk(sr), sr->sent);
+    size_t left = sr->paylen - sr->sent, max = conn_chunk_max(c);
+    sr->chunk = left > max ? max : left;
+    csni_frame_set_chunk(sr->hdr, sr->chunk, sr->sent);
     struct csni_sendreq *last = NULL;
     for (struct csni_sendreq *n = sr->next; n && conn_is_control(n); n = n->next)
         last = n;

@@ -19,10 +19,11 @@ struct csni_sendreq {
     const void *payload;
     size_t paylen;
     size_t off; /* bytes of header+payload (of this chunk) already written */
-    /* chunked (DATA): the payload leaves as frames of at most CSNI_DATA_CHUNK bytes, each
-     * with its own header (csni_frame_set_chunk); sent: payload bytes of the chunks before. */
+    /* chunked (DATA): the payload leaves as several frames, each with its own header
+     * (csni_frame_set_chunk); sent: payload bytes of the chunks before; chunk: payload bytes
+     * of the one being written, as its header says (set with it, by the writer). */
     bool chunked;
-    size_t sent;
+    size_t sent, chunk;
     struct csni_op *op; /* the op completed when an EAGER or DATA frame is written, or NULL */
     bool heap;          /* malloc'd (csni_sendreq_new): freed by the writer once written */
     /* True while the request sits on a connection's queue: the connection owns it. The

@@ -149,8 +149,8 @@ void csni_rndv_on_cts(struct csni_conn *c, const struct csni_frame *f)
      * never wait for a whole large message. The RTS's last byte left before this CTS could
      * exist, but its writer may not have let go of the request yet: wait for that (a few
      * instructions) before reusing it. */
-    struct csni_frame g = csni_frame_data(
-        CSNI_CTS_OK, f->len < CSNI_DATA_CHUNK ? f->len : CSNI_DATA_CHUNK, csni_frame_receiver_token(f), 0);
+    uint64_t first = f->len < CSNI_DATA_CHUNK ? f->len : CSNI_DATA_CHUNK;
+    struct csni_frame g = csni_frame_data(CSNI_CTS_OK, first, csni_frame_receiver_token(f), 0);
     csni_op_wait_released(op);
     csni_frame_encode(&g, op->sr.hdr);
     op->sr.payload = op->buf;
@@ -158,6 +158,7 @@ void csni_rndv_on_cts(struct csni_conn *c, const struct csni_frame *f)
     op->sr.off = 0;
     op->sr.sent = 0;
     op->sr.chunked = f->len > CSNI_DATA_CHUNK;
+    op->sr.chunk = (size_t)first;
     struct csni_conn *sc = pp->conn;
     csni_unlock(&pp->lock);
     csni_conn_send(sc, &op->sr); /* may complete op: no transport or peer lock held */

@@ -20,8 +20,8 @@
  *                   TIDS QUERY and the COUNT answering it: the question's number
  *  32  u64 cookie2  CTS: the receiver's token; RTS: the sender's buffer address when the
  *                   receiver may pull it (shared memory), else 0; DATA: offset of this chunk
- *                   in the message (a message travels as DATA frames of at most
- *                   CSNI_DATA_CHUNK bytes, in order)
+ *                   in the message (a message travels as DATA frames in order, each
+ *                   as long as its sender chose: the receiver takes any length that fits)
  * HELLO: dst is 1 when the connecting process created the pair's shared-memory segment;
  *        cookie2 is then the random part of the segment's name.
  * Payload follows EAGER, DATA and HELLO headers only. */
@@ -72,8 +72,10 @@ static inline uint64_t csni_split_at(uint64_t len)
     return (len / 2) & ~(uint64_t)4095;
 }
 
-/* Largest DATA frame: a message beyond it travels as several, so that frames queued behind it
- * (a CTS for the other direction) wait at most this long, not for the whole message. */
+/* Largest DATA frame on rings and fabrics, and the first one on sockets: a message beyond it
+ * travels as several, so that frames queued behind it (a CTS for the other direction) wait at
+ * most this long, not for the whole message. A socket's later chunks follow its refit
+ * low-water mark (core/conn.c). */
 #define CSNI_DATA_CHUNK ((uint64_t)128 << 10)
 
 struct csni_frame {
