@@ -49,7 +49,6 @@ static csn_status proc_env_u64(const char *name, uint64_t def, uint64_t min, uin
     return CSN_OK;
 }
 
-/* Reads the tunables of the library itself (the network's in proc_network). */
 /* The default nap (CSN_NAP_MS), the longest sleep of a waiter before it looks by itself: a
  * bound on a lost wake-up. Every idle rank's waiter and progress thread wake at each nap's end,
  * so with many ranks per CPU those wake-ups become the machine's load (1024 ranks on 2 CPUs:
@@ -62,6 +61,7 @@ static uint64_t proc_default_nap_ms(uint64_t share, int ncpu)
     return per_cpu <= 50 ? 100 : per_cpu >= 1000 ? 2000 : 2 * per_cpu;
 }
 
+/* Reads the tunables of the library itself (the network's in proc_network). */
 static csn_status proc_tunables(struct csni_tun *tun, const struct csni_boot *b)
 {
     uint64_t v[8];
