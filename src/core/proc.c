@@ -1,5 +1,6 @@
 /* proc.c: the process's start-up: tunables (read once, each checked), identity, the network
  * (listening sockets, the published endpoint), the progress thread; fork. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -28,10 +29,12 @@ static bool proc_forked; /* this process was forked from one that had loaded the
 static bool proc_env_refused;
 
 /* ---- tunables ---- */
-/* Reads an unsigned tunable in [min, max] into *out (def when unset or empty). A malformed or
- * out-of-range value is refused with a line naming the variable and what it accepts. */
-static csn_status proc_env_u64(const char *name, uint64_t def, uint64_t min, uint64_t max,
-                               uint64_t *out)
+/* Reads an unsigned tunable in [min, max] into *out (def when unset or empty); bytes: a count
+ * of bytes, with the benchmarks' rule (bench/common/parse_size.h): K, M or G in either case,
+ * always binary, an optional i and B (4K = 4Ki = 4KiB = 4KB = 4096). A malformed or out-of-range
+ * value is refused with a line naming the variable and what it accepts. */
+static csn_status proc_env_num(const char *name, bool bytes, uint64_t def, uint64_t min,
+                               uint64_t max, uint64_t *out)
 {
     const char *s = getenv(name);
     char *end;
@@ -40,13 +43,37 @@ static csn_status proc_env_u64(const char *name, uint64_t def, uint64_t min, uin
         return CSN_OK;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || s[0] == '-' || s[0] == '+' || v < min || v > max) {
-        fprintf(stderr, "csn: %s=%s: expected an integer from %llu to %llu\n", name, s,
-                (unsigned long long)min, (unsigned long long)max);
+    unsigned shift = 0;
+    if (bytes && end != s && *end) {
+        const char *u = strchr("KMG", toupper((unsigned char)*end));
+        shift = u ? 10u * (unsigned)(u - "KMG" + 1) : 0;
+        end += shift != 0;
+        end += shift != 0 && *end == 'i';
+        end += *end == 'B' || *end == 'b';
+    }
+    bool over = shift && v > (UINT64_MAX >> shift);
+    if (!over)
+        v <<= shift;
+    if (errno || end == s || *end || s[0] == '-' || s[0] == '+' || over || v < min || v > max) {
+        fprintf(stderr, "csn: %s=%s: expected %s from %llu to %llu%s\n", name, s,
+                bytes ? "a number of bytes" : "an integer", (unsigned long long)min,
+                (unsigned long long)max, bytes ? " (K, M, G: times 2^10, 2^20, 2^30)" : "");
         return CSN_INVALID_ARGUMENT;
     }
     *out = v;
     return CSN_OK;
+}
+
+static csn_status proc_env_u64(const char *name, uint64_t def, uint64_t min, uint64_t max,
+                               uint64_t *out)
+{
+    return proc_env_num(name, false, def, min, max, out);
+}
+
+static csn_status proc_env_bytes(const char *name, uint64_t def, uint64_t min, uint64_t max,
+                                 uint64_t *out)
+{
+    return proc_env_num(name, true, def, min, max, out);
 }
 
 /* The default nap (CSN_NAP_MS), the longest sleep of a waiter before it looks by itself: a
@@ -67,8 +94,8 @@ static csn_status proc_tunables(struct csni_tun *tun, const struct csni_boot *b)
     uint64_t v[8];
     csn_status rv;
     if ((rv = proc_env_u64("CSN_LOOKUP_TIMEOUT", 60, 0, 86400 * 365, &v[0])) != CSN_OK ||
-        (rv = proc_env_u64("CSN_EAGER_MAX", 65536, 0, 1u << 20, &v[1])) != CSN_OK ||
-        (rv = proc_env_u64("CSN_UNEXPECTED_LIMIT", 64u << 20, 4096, (uint64_t)1 << 40, &v[2])) !=
+        (rv = proc_env_bytes("CSN_EAGER_MAX", 65536, 0, 1u << 20, &v[1])) != CSN_OK ||
+        (rv = proc_env_bytes("CSN_UNEXPECTED_LIMIT", 64u << 20, 4096, (uint64_t)1 << 40, &v[2])) !=
             CSN_OK ||
         (rv = proc_env_u64("CSN_MAX_OPS", 65536, 1, 1u << 30, &v[3])) != CSN_OK ||
         (rv = proc_env_u64("CSN_CONN_PER_TRANSPORT", 0, 0, 1, &v[4])) != CSN_OK ||
@@ -157,10 +184,11 @@ static csn_status proc_net_tunables(struct csni_proc *p)
                 strerror(errno));
         return CSN_INVALID_ARGUMENT;
     }
-    if ((rv = proc_env_u64("CSN_SHM_RING", 256u << 10, 4096, (uint64_t)1 << 40, &v[0])) != CSN_OK ||
-        (rv = proc_env_u64("CSN_SHM_EAGER", 65536, 0, 1u << 20, &v[1])) != CSN_OK ||
-        (rv = proc_env_u64("CSN_SHM_SPLIT", 8u << 20, 0, (uint64_t)1 << 48, &v[2])) != CSN_OK ||
-        (rv = proc_env_u64("CSN_TCP_NOTSENT", 128u << 10, 0, 1u << 30, &v[3])) != CSN_OK ||
+    if ((rv = proc_env_bytes("CSN_SHM_RING", 256u << 10, 4096, (uint64_t)1 << 40, &v[0])) !=
+            CSN_OK ||
+        (rv = proc_env_bytes("CSN_SHM_EAGER", 65536, 0, 1u << 20, &v[1])) != CSN_OK ||
+        (rv = proc_env_bytes("CSN_SHM_SPLIT", 8u << 20, 0, (uint64_t)1 << 48, &v[2])) != CSN_OK ||
+        (rv = proc_env_bytes("CSN_TCP_NOTSENT", 128u << 10, 0, 1u << 30, &v[3])) != CSN_OK ||
         (rv = proc_env_u64("CSN_CMA", 1, 0, 1, &v[4])) != CSN_OK ||
         (rv = proc_env_u64("CSN_TCP_HOLD_US", 1000, 0, 1000000, &v[5])) != CSN_OK)
         return rv;

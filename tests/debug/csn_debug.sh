@@ -52,6 +52,11 @@ has 'tx to rank 0 transport 2: 12 bytes over shm: rendezvous, split copy'
 run CSN_DEBUG=3 CSN_SHM_EAGER=4 CSN_CMA=0 || fail "hello with CSN_CMA=0 failed"
 has 'tx to rank 0 transport 2: 12 bytes over shm: rendezvous$'
 grep -q "Hello world" "$T/out" || fail "the message did not arrive"
+# Byte counts take the benchmarks' K, M, G (binary, either case, optional i and B).
+run CSN_DEBUG=1 CSN_SHM_EAGER=2k CSN_SHM_RING=1MiB || fail "hello with CSN_SHM_EAGER=2k failed"
+has '^csn\[0 pid [0-9]*\]: protocols: eager up to 2048 bytes over shm'
+run CSN_SHM_RING=1X && fail "CSN_SHM_RING=1X was accepted"
+has '^csn: CSN_SHM_RING=1X: expected a number of bytes from 4096 to 1099511627776 (K, M, G: times 2^10, 2^20, 2^30)$'
 
 for bad in abc 4 -1 1x; do
     run CSN_DEBUG=$bad && fail "CSN_DEBUG=$bad was accepted"
