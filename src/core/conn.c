@@ -282,8 +282,7 @@ static void conn_next_chunk(struct csni_conn *c, struct csni_sendreq *sr)
 static void conn_refit(struct csni_conn *c)
 {
     const struct csni_tun *tun = &c->p->tun;
-    if (c->link == &conn_sock_link && c->net && c->net->refit && tun->tcp_hold_us > 0 &&
-        c->notsent > 0)
+    if (c->link == &conn_sock_link && c->net && c->net->refit && tun->tcp_hold_us > 0)
         c->notsent = c->net->refit(c->fd, tun->tcp_notsent, tun->tcp_hold_us);
 }
 
