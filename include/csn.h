@@ -68,9 +68,9 @@ CSN_API const char *csn_transport_name(void); /* intra-host transport in use: "u
 CSN_API const char *csn_version(void);
 /* The netid of rank's first transport (the first csn_open of that process), computed without
  * a lookup: SPMD programs get every rank's address from this instead of one name lookup per
- * rank. A message to a transport that does not exist yet is dropped, so use it once the
- * transport surely exists, e.g. after csn_job_barrier (each rank passing its first transport).
- * CSN_NULL_NETID when rank is not in 0..csn_job_size()-1. */
+ * rank. A transmit to a transport that does not exist yet fails with CSN_ILLEGAL_NETID, so
+ * use it once the transport surely exists, e.g. after csn_job_barrier (each rank passing its first
+ * transport). CSN_NULL_NETID when rank is not in 0..csn_job_size()-1. */
 CSN_API csn_netid csn_job_netid(int rank);
 /* The transport that messages between ranks a and b take: "self" when a == b, the intra-host
  * transport (as csn_transport_name()) when both run on one host, else the one between hosts
