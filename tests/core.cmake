@@ -13,13 +13,18 @@ foreach(tr shm unix tcp)
   add_test(NAME core_mp_overlap_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> overlap)
   add_test(NAME core_mp_backpressure_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> backpressure)
   add_test(NAME core_mp_peerlost_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> peerlost)
-  add_test(NAME core_mp_barrier_${tr} COMMAND ${CSNRUN} -np 4 $<TARGET_FILE:test_mp> barrier)
+  add_test(NAME core_mp_barrier_${tr} COMMAND ${CSNRUN} -np 7 $<TARGET_FILE:test_mp> barrier)
   set_tests_properties(core_mp_exchange_${tr} core_mp_exchange2_${tr} core_mp_overlap_${tr}
     core_mp_peerlost_${tr} core_mp_barrier_${tr}
     PROPERTIES TIMEOUT 60 ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20")
   set_tests_properties(core_mp_backpressure_${tr} PROPERTIES TIMEOUT 60
     ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20;CSN_UNEXPECTED_LIMIT=1048576")
 endforeach()
+# More ranks than CPUs (CSN_CPU_SHARE says so on any machine) and more than 16: every barrier
+# is a tree (rank 0's choice), not only the first.
+add_test(NAME core_mp_barrier_tree COMMAND ${CSNRUN} -np 20 $<TARGET_FILE:test_mp> barrier)
+set_tests_properties(core_mp_barrier_tree PROPERTIES TIMEOUT 120
+  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20;CSN_CPU_SHARE=100000")
 
 add_test(NAME core_mp_shm_full COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> shmfull)
 set_tests_properties(core_mp_shm_full PROPERTIES TIMEOUT 30

@@ -38,8 +38,8 @@ struct csni_tun {
     char shm_dir[256];
     uint64_t shm_ring;
     size_t shm_eager;
-    size_t split_min;   /* rendezvous at least this long: both sides copy (0: never) */
-    size_t tcp_notsent; /* TCP_NOTSENT_LOWAT of data sockets (0: the kernel's) */
+    size_t split_min;     /* rendezvous at least this long: both sides copy (0: never) */
+    size_t tcp_notsent;   /* TCP_NOTSENT_LOWAT of data sockets (0: the kernel's) */
     uint64_t tcp_hold_us; /* ... and at most this long at the path's rate, if more (0: fixed) */
 };
 
@@ -74,6 +74,7 @@ struct csni_proc {
     csn_transport *sys; /* hidden transport (id CSNI_SYS_TPORT) for the barrier */
     csni_mutex_t barrier_lock;
     uint64_t barrier_gen;
+    bool barrier_flat; /* dissemination from now on (rank 0 said so in the first barrier) */
     struct csni_peers peers;
     struct csni_conns conns;
     struct csni_store store;

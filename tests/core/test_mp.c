@@ -1,10 +1,13 @@
 /* test_mp.c: multi-process semantics under csnrun: exchange, FIFO, any/one source, overrun,
  * overlap, back-pressure, peer loss, barrier. */
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "csn.h"
@@ -302,12 +305,38 @@ static void mode_forever(void)
     }
 }
 
+/* With every rank on this host, a file in the job's directory where each rank notes the
+ * barrier it enters (NULL: ranks elsewhere, the check is left out). */
+static _Atomic uint32_t *barrier_notes(void)
+{
+    const char *dir = getenv("CSN_JOBDIR"), *local = getenv("CSN_LOCAL_SIZE");
+    char path[4096];
+    if (!dir || !local || atoi(local) != size)
+        return NULL;
+    snprintf(path, sizeof path, "%s/test_mp.barrier", dir);
+    int fd = open(path, O_RDWR | O_CREAT, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, (off_t)size * 4) == 0);
+    void *m = mmap(NULL, (size_t)size * 4, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    CHECK(m != MAP_FAILED);
+    close(fd);
+    return m;
+}
+
+/* Nobody leaves a barrier before everyone has entered it; ranks come late in turn. */
 static void mode_barrier(void)
 {
-    for (int i = 0; i < 200; i++) {
-        if (i % 50 == rank)
+    _Atomic uint32_t *note = barrier_notes();
+    for (uint32_t i = 1; i <= 200; i++) {
+        if ((int)(i % 50) == rank || (int)(i % (uint32_t)size) == rank)
             usleep(2000);
+        if (note)
+            atomic_store(&note[rank], i);
         CHECK_OK(csn_job_barrier(T));
+        for (int r = 0; note && r < size; r++)
+            if (atomic_load(&note[r]) < i) {
+                fprintf(stderr, "rank %d left barrier %u before rank %d entered it\n", rank, i, r);
+                abort();
+            }
     }
 }
 
