@@ -1,0 +1,213 @@
+/* tcp_floor.c: what the kernel's loopback TCP delivers to two processes, one way and both ways,
+ * over one connection (as csn carries a pair's traffic) or two (one per direction, as iperf3
+ * --bidir does): no library in between. Each process is one thread that polls its sockets and
+ * sends and receives SIZE-byte blocks without blocking (as csn's progress engine does), for
+ * SECONDS. Prints MB/s (1e6 B/s) received in all, median of ROUNDS alternating rounds, per size.
+ *
+ * usage: tcp-floor [ROUNDS [SECONDS [SIZE...]]]   (default 3 rounds of 1 s; 64K 1M 4M) */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ppcommon.h"
+
+#define FLOOR_MAX_SIZES 16
+#define FLOOR_MAX_ROUNDS 15
+
+enum floor_mode { FLOOR_ONE, FLOOR_BOTH_ONE_CONN, FLOOR_BOTH_TWO_CONNS, FLOOR_MODES };
+static const char *const floor_mode_names[FLOOR_MODES] = {"one way", "both ways, 1 conn",
+                                                          "both ways, 2 conns"};
+
+static void floor_die(const char *what)
+{
+    fprintf(stderr, "tcp-floor: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static double floor_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A connected pair of loopback TCP sockets: *a the connecting end, *b the accepted one. */
+static void floor_pair(int *a, int *b)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof sa;
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(l, 1) != 0 ||
+        getsockname(l, (struct sockaddr *)&sa, &sl) != 0)
+        floor_die("listen");
+    *a = socket(AF_INET, SOCK_STREAM, 0);
+    if (*a < 0 || connect(*a, (struct sockaddr *)&sa, sizeof sa) != 0)
+        floor_die("connect");
+    if ((*b = accept(l, NULL, NULL)) < 0)
+        floor_die("accept");
+    close(l);
+}
+
+/* One side's run: sends on tx (-1: none) and receives on rx (-1: none) for secs; returns the
+ * bytes received. tx and rx may be the same socket. */
+static unsigned long long floor_side(int tx, int rx, size_t size, double secs, char *sbuf,
+                                     char *rbuf)
+{
+    unsigned long long got = 0;
+    size_t off = 0;
+    double end = floor_now() + secs;
+    bool idle = false;
+    while (floor_now() < end) {
+        if (idle) { /* nothing moved in the last turn: wait for the sockets */
+            struct pollfd pf[2];
+            int n = 0;
+            if (tx >= 0)
+                pf[n++] = (struct pollfd){.fd = tx, .events = POLLOUT | (tx == rx ? POLLIN : 0)};
+            if (rx >= 0 && rx != tx)
+                pf[n++] = (struct pollfd){.fd = rx, .events = POLLIN};
+            if (poll(pf, (nfds_t)n, 10) < 0 && errno != EINTR)
+                floor_die("poll");
+        }
+        idle = true;
+        for (ssize_t w = 1; tx >= 0 && w > 0;) {
+            w = send(tx, sbuf + off, size - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (w > 0) {
+                off = (off + (size_t)w) % size;
+                idle = false;
+            }
+        }
+        for (ssize_t r = 1; rx >= 0 && r > 0;) {
+            r = recv(rx, rbuf, size, MSG_DONTWAIT);
+            if (r > 0) {
+                got += (unsigned long long)r;
+                idle = false;
+            }
+        }
+    }
+    return got;
+}
+
+/* One run of mode at size: MB/s received by both processes together. */
+static double floor_run(enum floor_mode mode, size_t size, double secs, char *sbuf, char *rbuf)
+{
+    int s1a, s1b, s2a = -1, s2b = -1, res[2], go[2];
+    floor_pair(&s1a, &s1b);
+    if (mode == FLOOR_BOTH_TWO_CONNS)
+        floor_pair(&s2a, &s2b);
+    if (pipe(res) != 0 || pipe(go) != 0)
+        floor_die("pipe");
+    pid_t pid = fork();
+    if (pid < 0)
+        floor_die("fork");
+    char c;
+    if (pid == 0) { /* B: receives on s1; sends on s1 or s2 */
+        close(s1a);
+        if (s2a >= 0)
+            close(s2a);
+        if (read(go[0], &c, 1) != 1)
+            _exit(1);
+        int tx = mode == FLOOR_ONE ? -1 : mode == FLOOR_BOTH_ONE_CONN ? s1b : s2b;
+        unsigned long long got = floor_side(tx, s1b, size, secs, sbuf, rbuf);
+        _exit(write(res[1], &got, sizeof got) == sizeof got ? 0 : 1);
+    }
+    close(s1b);
+    if (s2b >= 0)
+        close(s2b);
+    if (write(go[1], "g", 1) != 1)
+        floor_die("write");
+    int rx = mode == FLOOR_ONE ? -1 : mode == FLOOR_BOTH_ONE_CONN ? s1a : s2a;
+    unsigned long long mine = floor_side(s1a, rx, size, secs, sbuf, rbuf), theirs = 0;
+    if (read(res[0], &theirs, sizeof theirs) != sizeof theirs)
+        floor_die("the other process's count");
+    close(s1a);
+    if (s2a >= 0)
+        close(s2a);
+    int st;
+    waitpid(pid, &st, 0);
+    close(res[0]);
+    close(res[1]);
+    close(go[0]);
+    close(go[1]);
+    return (double)(mine + theirs) / secs / 1e6;
+}
+
+static int floor_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    size_t sizes[FLOOR_MAX_SIZES] = {65536, 1 << 20, 4 << 20};
+    int nsizes = 3;
+    long rounds = 3;
+    double secs = argc > 2 ? strtod(argv[2], NULL) : 1.0;
+    if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+        printf("usage: tcp-floor [ROUNDS [SECONDS [SIZE...]]]   (default 3 rounds of 1 s; 64K 1M "
+               "4M)\n");
+        return 0;
+    }
+    if ((argc > 1 && pp_parse_long(argv[1], 1, FLOOR_MAX_ROUNDS, &rounds) != 0) ||
+        !(secs > 0 && secs <= 60)) {
+        fprintf(stderr, "tcp-floor: ROUNDS from 1 to %d, SECONDS above 0 and at most 60\n",
+                FLOOR_MAX_ROUNDS);
+        return 2;
+    }
+    if (argc > 3) {
+        nsizes = 0;
+        for (int i = 3; i < argc && nsizes < FLOOR_MAX_SIZES; i++) {
+            size_t v;
+            if (pp_parse_size(argv[i], &v) != 0 || v == 0 || v > (1u << 30)) {
+                fprintf(stderr, "tcp-floor: bad size '%s' (1 to 1G)\n", argv[i]);
+                return 2;
+            }
+            sizes[nsizes++] = v;
+        }
+    }
+    size_t max = 0;
+    for (int i = 0; i < nsizes; i++)
+        max = sizes[i] > max ? sizes[i] : max;
+    char *sbuf = malloc(max), *rbuf = malloc(max);
+    if (!sbuf || !rbuf)
+        floor_die("malloc");
+    memset(sbuf, 0x5a, max);
+    signal(SIGPIPE, SIG_IGN);
+    printf("# tcp-floor: loopback TCP, one thread per process polling its sockets, %ld rounds of "
+           "%.1f s; MB/s (1e6 B/s) received in all, median (min-max)\n",
+           rounds, secs);
+    printf("%10s", "size");
+    for (int m = 0; m < FLOOR_MODES; m++)
+        printf(" | %26s", floor_mode_names[m]);
+    printf(" | 2 conns/1 conn\n");
+    for (int i = 0; i < nsizes; i++) {
+        double v[FLOOR_MODES][FLOOR_MAX_ROUNDS], med[FLOOR_MODES];
+        for (long r = 0; r < rounds; r++)
+            for (int m = 0; m < FLOOR_MODES; m++) {
+                int mode = r % 2 ? FLOOR_MODES - 1 - m : m; /* the order flips every round */
+                v[mode][r] = floor_run((enum floor_mode)mode, sizes[i], secs, sbuf, rbuf);
+            }
+        printf("%10zu", sizes[i]);
+        for (int m = 0; m < FLOOR_MODES; m++) {
+            qsort(v[m], (size_t)rounds, sizeof v[m][0], floor_cmp);
+            med[m] = rounds % 2 ? v[m][rounds / 2] : (v[m][rounds / 2 - 1] + v[m][rounds / 2]) / 2;
+            printf(" | %8.0f (%7.0f-%7.0f)", med[m], v[m][0], v[m][rounds - 1]);
+        }
+        printf(" | %14.2f\n", med[FLOOR_BOTH_TWO_CONNS] / med[FLOOR_BOTH_ONE_CONN]);
+        fflush(stdout);
+    }
+    free(sbuf);
+    free(rbuf);
+    return 0;
+}
