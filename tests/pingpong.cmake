@@ -29,6 +29,17 @@ if(TARGET memcpy-bench)
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:cma-floor>|1|0" -DRC=2
                    -DERR_MATCH=usage -DONE_LINE=1 -P ${PP_CHECK})
   set_tests_properties(pingpong_cma_floor pingpong_cma_floor_bad PROPERTIES TIMEOUT 60)
+  add_test(NAME pingpong_tcp_floor
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|1|0.1|64K" -DRC=0
+                   "-DMATCH=2 conns/1 conn|\n +65536 . +[0-9]+ " -P ${PP_CHECK})
+  add_test(NAME pingpong_tcp_floor_bad_rounds
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|0" -DRC=2
+                   -DERR_MATCH=ROUNDS -DONE_LINE=1 -P ${PP_CHECK})
+  add_test(NAME pingpong_tcp_floor_bad_size
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|1|1|4X" -DRC=2
+                   "-DERR_MATCH=bad size" -DONE_LINE=1 -P ${PP_CHECK})
+  set_tests_properties(pingpong_tcp_floor pingpong_tcp_floor_bad_rounds
+    pingpong_tcp_floor_bad_size PROPERTIES TIMEOUT 60)
 endif()
 
 if(TARGET pingpong)
