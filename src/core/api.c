@@ -404,10 +404,10 @@ static csn_status api_barrier_flat(struct csni_proc *p, int me, int n, uint64_t 
  * passes it on, largest subtree first. 2 log2(N) steps, but every rank waits twice at most and
  * talks to 2 ranks on average, where dissemination has each wait log2(N) times and connect to
  * log2(N) others. With many ranks on few CPUs every wait is a sleep and a wake-up (tens of us
- * on this kind of VM): measured on 2 CPUs, 1000 barriers (BENCHMARKS.md), the tree takes
- * 1.2-1.4x dissemination's time at 8 and 16 ranks, 0.4x at 32; a tiny nettest of 1024 ranks
- * 0.46x the wall time. The first barrier of a job is a tree (no connections to log2(N) peers
- * before anyone can choose); rank 0 then chooses for the rest of the job and says so in the
+ * on this kind of VM): measured on 2 CPUs (BENCHMARKS.md), the tree takes 1.2-1.4x
+ * dissemination's time per barrier at 8 and 16 ranks, 0.37x at 32 and 64; a tiny nettest of
+ * 1024 ranks 0.54x the wall time. The first barrier of a job is a tree (no connections to log2(N)
+ * peers before anyone can choose); rank 0 then chooses for the rest of the job and says so in the
  * release: the tree when its host runs more ranks than CPUs and the job has more than
  * API_BARRIER_TREE_MIN ranks, else dissemination. */
 #define API_BARRIER_TREE_MIN 16
