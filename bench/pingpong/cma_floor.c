@@ -14,7 +14,6 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ppcommon.h"
@@ -29,19 +28,12 @@ struct floor_sync {
     double b_secs;
 };
 
-static double floor_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Pulls n messages of size bytes from pid's src into dst; returns seconds, or -1. */
 static double floor_pull(pid_t pid, void *dst, const void *src, size_t size, long n)
 {
     struct iovec l = {.iov_base = dst, .iov_len = size};
     struct iovec r = {.iov_base = (void *)src, .iov_len = size};
-    double t0 = floor_now();
+    double t0 = pp_now();
     for (long i = 0; i < n; i++) {
         size_t got = 0;
         while (got < size) {
@@ -55,7 +47,7 @@ static double floor_pull(pid_t pid, void *dst, const void *src, size_t size, lon
             got += (size_t)k;
         }
     }
-    return floor_now() - t0;
+    return pp_now() - t0;
 }
 
 int main(int argc, char **argv)
@@ -67,7 +59,8 @@ int main(int argc, char **argv)
         return 2;
     }
     for (int i = 2; i < argc; i++) {
-        if (sz.n == FLOOR_MAX_SIZES || pp_parse_size(argv[i], &sz.v[sz.n]) != 0 || sz.v[sz.n] == 0) {
+        if (sz.n == FLOOR_MAX_SIZES || pp_parse_size(argv[i], &sz.v[sz.n]) != 0 ||
+            sz.v[sz.n] == 0) {
             fprintf(stderr, "cma-floor: usage: cma-floor [REPS [SIZE...]] (bad SIZE '%s')\n",
                     argv[i]);
             return 2;

@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ppcommon.h"
@@ -33,13 +32,6 @@ static void floor_die(const char *what)
 {
     fprintf(stderr, "tcp-floor: %s: %s\n", what, strerror(errno));
     exit(1);
-}
-
-static double floor_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* A connected pair of loopback TCP sockets: *a the connecting end, *b the accepted one. */
@@ -66,9 +58,9 @@ static unsigned long long floor_side(int tx, int rx, size_t size, double secs, c
 {
     unsigned long long got = 0;
     size_t off = 0;
-    double end = floor_now() + secs;
+    double end = pp_now() + secs;
     bool idle = false;
-    while (floor_now() < end) {
+    while (pp_now() < end) {
         if (idle) { /* nothing moved in the last turn: wait for the sockets */
             struct pollfd pf[2];
             int n = 0;
@@ -142,12 +134,6 @@ static double floor_run(enum floor_mode mode, size_t size, double secs, char *sb
     return (double)(mine + theirs) / secs / 1e6;
 }
 
-static int floor_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
     size_t sizes[FLOOR_MAX_SIZES] = {65536, 1 << 20, 4 << 20};
@@ -200,9 +186,9 @@ int main(int argc, char **argv)
             }
         printf("%10zu", sizes[i]);
         for (int m = 0; m < FLOOR_MODES; m++) {
-            qsort(v[m], (size_t)rounds, sizeof v[m][0], floor_cmp);
-            med[m] = rounds % 2 ? v[m][rounds / 2] : (v[m][rounds / 2 - 1] + v[m][rounds / 2]) / 2;
-            printf(" | %8.0f (%7.0f-%7.0f)", med[m], v[m][0], v[m][rounds - 1]);
+            double lo = pp_min(v[m], (int)rounds), hi = pp_max(v[m], (int)rounds);
+            med[m] = pp_median(v[m], (int)rounds);
+            printf(" | %8.0f (%7.0f-%7.0f)", med[m], lo, hi);
         }
         printf(" | %14.2f\n", med[FLOOR_BOTH_TWO_CONNS] / med[FLOOR_BOTH_ONE_CONN]);
         fflush(stdout);
