@@ -161,3 +161,14 @@ add_test(NAME core_fork COMMAND ${CSNRUN} -np 1 $<TARGET_FILE:test_fork> 60)
 # ThreadSanitizer refuses threads after such a fork unless told (as tests/pipeline.cmake).
 set_tests_properties(core_fork PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
   ENVIRONMENT "CSN_LOOKUP_TIMEOUT=20;TSAN_OPTIONS=die_after_fork=0")
+
+# A process's last message, sent over a connection it made just before exiting, arrives: the
+# peer is not declared lost while that connection waits to be accepted or heard
+# (tests/core/test_lastword.c), on every transport that makes a connection per transport.
+add_executable(test_lastword core/test_lastword.c)
+target_link_libraries(test_lastword csn)
+foreach(tr shm unix tcp)
+  add_test(NAME core_lastword_${tr} COMMAND ${CSNRUN} -np 1 $<TARGET_FILE:test_lastword> 200)
+  set_tests_properties(core_lastword_${tr} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+    ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_CONN_PER_TRANSPORT=1;CSN_LOOKUP_TIMEOUT=20;TSAN_OPTIONS=die_after_fork=0")
+endforeach()

@@ -2,9 +2,9 @@
  *
  * Lock order (the one list; csni_lock_rank below encodes it). A thread holding a lock may only
  * take a lock of a higher rank:
- *   barrier (p->barrier) -> connecting (pp->connecting) -> reader (c->rx_lock)
- *   -> transport table (p->table) -> transport (t->lock) -> peer (pp->lock)
- *   -> writer (c->tx_lock) -> process lists (p->lists)
+ *   barrier (p->barrier) -> connecting (pp->connecting) -> accept (p->accept_lock)
+ *   -> reader (c->rx_lock) -> transport table (p->table) -> transport (t->lock)
+ *   -> peer (pp->lock) -> writer (c->tx_lock) -> process lists (p->lists)
  * Two locks of one rank are never held together (two transports, two peers, two readers):
  * completions found under one are deferred until it is released. A trylock may be taken out
  * of order (it cannot wait), and is recorded like any other.
@@ -26,6 +26,7 @@
 enum csni_lock_rank {
     CSNI_RANK_BARRIER = 1,
     CSNI_RANK_CONNECTING,
+    CSNI_RANK_ACCEPT,
     CSNI_RANK_READER,
     CSNI_RANK_TABLE,
     CSNI_RANK_TPORT,

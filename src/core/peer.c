@@ -262,9 +262,14 @@ void csni_peer_accept(struct csni_proc *p, struct csni_conn *c)
             return;
         }
     }
-    csni_conn_bind(c, pp, (int)proc, shm);
+    /* Counted before it stops counting as a stranger (csni_conn_bind): a reaper that finds
+     * the peer's other connections ended (core/poll.c) must see this one in one count or the
+     * other, or it declares the peer lost with this connection's messages still unread. */
     csni_lock(&pp->lock);
     pp->nconns++;
+    csni_unlock(&pp->lock);
+    csni_conn_bind(c, pp, (int)proc, shm);
+    csni_lock(&pp->lock);
     pp->eager_max = shm ? p->tun.shm_eager : p->tun.eager_max;
     if (!pp->conn)
         pp->conn = c; /* the first connection either side made becomes the sending one */

@@ -200,11 +200,25 @@ static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops 
 {
     poll_spare_take();
     for (;;) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        /* One thread at a time from accept4 until the connection is on the list, counted as
+         * a stranger: a reaper that comes here for a dying peer's last connection (poll_reap)
+         * then waits for one another thread has just taken from the queue, instead of finding
+         * the queue empty and the peer without connections. */
+        csni_mutex_lock(&p->accept_lock);
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), e = errno;
+        struct csni_conn *c = NULL;
+        if (fd >= 0) {
+            if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) >= POLL_STRANGERS)
+                poll_strangers(p, true);
+            kind->tune(fd, p->tun.tcp_notsent);
+            if (!(c = csni_conn_new(p, fd, NULL, -1, NULL)))
+                close(fd);
+        }
+        csni_mutex_unlock(&p->accept_lock);
         if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
+            if (e == EINTR || e == ECONNABORTED)
                 continue;
-            if ((errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+            if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
                 uint64_t zero = 0;
                 if (atomic_compare_exchange_strong(&p->accept_paused, &zero,
                                                    csni_now_ns() + POLL_PAUSE_NS))
@@ -213,15 +227,8 @@ static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops 
             }
             return;
         }
-        if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) >= POLL_STRANGERS)
-            poll_strangers(p, true);
-        kind->tune(fd, p->tun.tcp_notsent);
-        struct csni_conn *c = csni_conn_new(p, fd, NULL, -1, NULL);
-        if (!c)
-            close(fd);
-        else
-            csni_poll_serve(p, c,
-                            false); /* its HELLO (and what follows) is usually there already */
+        if (c)
+            csni_poll_serve(p, c, false); /* its HELLO (and what follows) is usually there */
     }
 }
 

@@ -73,6 +73,7 @@ struct csni_proc {
     struct csni_table tab;
     csn_transport *sys; /* hidden transport (id CSNI_SYS_TPORT) for the barrier */
     csni_mutex_t barrier_lock;
+    csni_mutex_t accept_lock; /* from accept4 until the connection is listed (core/poll.c) */
     uint64_t barrier_gen;
     bool barrier_flat; /* dissemination from now on (rank 0 said so in the first barrier) */
     struct csni_peers peers;
