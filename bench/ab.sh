@@ -13,8 +13,8 @@
 # Each commit is extracted with git archive into a temporary directory and built there
 # (cmake -DCMAKE_BUILD_TYPE=RelWithDebInfo, the targets csnrun, pingpong, nettest); the runs
 # take /tmp/csn-bench.lock (flock) themselves: do not wrap this script in flock.
-# Measurements: pingpong latency and bandwidth at 8 B, 1 KiB, 64 KiB, 4 MiB (csnrun -np 2;
-# the median of each run's batches) and nettest with 4 ranks at 1 KiB, 32 KiB, 1 MiB (the
+# Measurements: pingpong latency, bandwidth and bidirectional bandwidth at 8 B, 1 KiB, 64 KiB,
+# 1 MiB, 4 MiB (csnrun -np 2; each run's median), nettest 4 ranks at 1 KiB, 32 KiB, 1 MiB (the
 # geometric mean of its six tests). The ratio is oriented so that > 1 means NEW is better
 # (OLD/NEW for latency, NEW/OLD for bandwidth) and is the median over rounds of each round's
 # own ratio; "worse" flags a ratio below 1/spread, spread = the larger max/min of the two
@@ -150,7 +150,7 @@ build() { # build SIDE
 build old
 build new
 
-pp_args="--sizes 8,1K,64K,4M --test lat,bw${AB_PP_ARGS:+ $AB_PP_ARGS}"
+pp_args="--sizes 8,1K,64K,1M,4M --test lat,bw,bibw${AB_PP_ARGS:+ $AB_PP_ARGS}"
 nt_args=${AB_NT_ARGS:-uK m1 M1024 K32 R1 T200 Ptotal}
 
 run() { # run SIDE BENCH ROUND
@@ -206,6 +206,7 @@ for f in "$T"/pp.*.json; do
         s = substr($0, RSTART + 8, RLENGTH - 8) + 0
         x = val($0, "lat_us"); if (x != "") print id, "ppl." s, x
         x = val($0, "bw_MBps"); if (x != "") print id, "ppb." s, x
+        x = val($0, "bibw_MBps"); if (x != "") print id, "ppd." s, x
     }' "$f"
 done >"$T/values.txt"
 for f in "$T"/nt.*.txt; do
@@ -256,8 +257,8 @@ envs=$(env | grep -E '^(CSN_|CSNRUN_ARGS=)' | sort | tr '\n' ' ' | sed 's/ $//')
     END {
         # Rows in a fixed order: latency by size, bandwidth by size, nettest by size.
         n = 0
-        for (pass = 1; pass <= 3; pass++) {
-            pre = pass == 1 ? "ppl." : (pass == 2 ? "ppb." : "nt.")
+        for (pass = 1; pass <= 4; pass++) {
+            pre = pass == 1 ? "ppl." : (pass == 2 ? "ppb." : (pass == 3 ? "ppd." : "nt."))
             m = 0
             for (i = 1; i <= nk; i++) if (index(keys[i], pre) == 1) sz[++m] = substr(keys[i], length(pre) + 1) + 0
             for (i = 2; i <= m; i++) { t = sz[i]; for (j = i - 1; j >= 1 && sz[j] > t; j--) sz[j + 1] = sz[j]; sz[j + 1] = t }
@@ -270,6 +271,7 @@ envs=$(env | grep -E '^(CSN_|CSNRUN_ARGS=)' | sort | tr '\n' ' ' | sed 's/ $//')
             k = row[i]; split(k, p, "."); s = p[2] + 0
             if (p[1] == "ppl") { name = "pingpong latency " human(s) " (us)"; lower = 1 }
             else if (p[1] == "ppb") { name = "pingpong bandwidth " human(s) " (MB/s)"; lower = 0 }
+            else if (p[1] == "ppd") { name = "pingpong both ways " human(s) " (MB/s)"; lower = 0 }
             else { name = "nettest 4 ranks " human(s) " (MB/s)"; lower = 0 }
             no = nn = nr = 0
             omin = omax = nmin = nmax = rmin = rmax = ""

@@ -115,6 +115,14 @@ static inline void csni_mutex_lock(csni_mutex_t *m)
     CSNI_ASSERT(pthread_mutex_lock(&m->m) == 0);
 }
 
+static inline bool csni_mutex_trylock(csni_mutex_t *m)
+{
+    if (pthread_mutex_trylock(&m->m) != 0)
+        return false;
+    CSNI_LC_ACQUIRE(m, m->rank, true);
+    return true;
+}
+
 static inline void csni_mutex_unlock(csni_mutex_t *m)
 {
     CSNI_LC_RELEASE(m);

@@ -284,6 +284,11 @@ csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
         op->pp = u->pp;
         op->token = atomic_fetch_add(&p->next_token, 1);
         op->state = CSNI_ST_WAIT_DATA;
+        if (u->raddr && p->cma && !op->blocking) {
+            csni_unlock(&t->lock);
+            csni_rndv_defer_pull(p, u, op);
+            return CSN_OK;
+        }
         if (u->raddr && p->cma) {
             pid_t pid = u->pid;
             uint64_t raddr = u->raddr, token = u->token;

@@ -11,11 +11,12 @@
 #include "core/match.h"
 #include "core/peer.h"
 #include "core/poll.h"
+#include "core/rndv.h"
 #include "core/state.h"
 #include "core/teardown.h"
 #include "transport/ofi/ofi.h"
 
-static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops *kind);
+static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops *kind, bool wait);
 
 /* A descriptor kept in reserve for taking in a peer's HELLO: mapping its shared-memory segment
  * opens one more file, and a rank at its descriptor limit (strangers holding the rest) would
@@ -76,9 +77,9 @@ static void poll_reap(struct csni_proc *p)
         if (!csni_peer_conn_ended(c->pp))
             continue;
         if (p->listen_fd >= 0)
-            poll_accept(p, p->listen_fd, p->tun.net);
+            poll_accept(p, p->listen_fd, p->tun.net, true);
         if (p->listen_tcp >= 0)
-            poll_accept(p, p->listen_tcp, p->listen2_net);
+            poll_accept(p, p->listen_tcp, p->listen2_net, true);
         poll_hear_strangers(p);
         if (!csni_peer_has_conns(c->pp))
             csni_peer_lost(p, c->pp);
@@ -196,7 +197,11 @@ static uint64_t poll_timers(struct csni_proc *p, uint64_t nap_ns)
     return nap_ns;
 }
 
-static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops *kind)
+/* Takes in the connections waiting in lfd's queue. wait: the reaper's call (poll_reap), which
+ * waits for another thread's accept under way; otherwise a thread finding one under way leaves
+ * the queue to it (it accepts until the queue is empty; the listener stays readable for a
+ * connection that comes after its last look). */
+static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops *kind, bool wait)
 {
     poll_spare_take();
     for (;;) {
@@ -204,7 +209,10 @@ static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops 
          * a stranger: a reaper that comes here for a dying peer's last connection (poll_reap)
          * then waits for one another thread has just taken from the queue, instead of finding
          * the queue empty and the peer without connections. */
-        csni_mutex_lock(&p->accept_lock);
+        if (wait)
+            csni_mutex_lock(&p->accept_lock);
+        else if (!csni_mutex_trylock(&p->accept_lock))
+            return;
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), e = errno;
         struct csni_conn *c = NULL;
         if (fd >= 0) {
@@ -247,9 +255,9 @@ static void poll_bells(struct csni_proc *p, struct csni_conn *c)
 static void poll_handle(struct csni_proc *p, struct epoll_event *ev, bool block)
 {
     if (ev->data.u64 == CSNI_EV_LISTEN) {
-        poll_accept(p, p->listen_fd, p->tun.net);
+        poll_accept(p, p->listen_fd, p->tun.net, false);
     } else if (ev->data.u64 == CSNI_EV_LISTEN2) {
-        poll_accept(p, p->listen_tcp, p->listen2_net);
+        poll_accept(p, p->listen_tcp, p->listen2_net, false);
     } else if (ev->data.u64 == CSNI_EV_KICK) {
         /* A kick while a user thread polls is that poller's wake-up (complete.c: its op
          * completed by another thread): only the poller takes it. Taken by a spinner's look
@@ -294,8 +302,9 @@ static void poll_ring(struct csni_proc *p, struct csni_conn *c)
 int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own)
 {
     if (atomic_load_explicit(&p->conns.nshm, memory_order_relaxed) !=
-        atomic_load_explicit(&p->conns.nlive, memory_order_relaxed))
-        return -1; /* sockets too: the general poll */
+            atomic_load_explicit(&p->conns.nlive, memory_order_relaxed) ||
+        atomic_load_explicit(&p->npulls, memory_order_relaxed) > 0)
+        return -1; /* sockets too, or pulls to make: the general poll */
     for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
         struct csni_shm *s = atomic_load_explicit(&c->ring, memory_order_acquire);
         if (atomic_load_explicit(&c->tx_pending, memory_order_relaxed))
@@ -321,6 +330,8 @@ void csni_poll(struct csni_proc *p)
     struct epoll_event ev[16];
     if (p->epfd < 0)
         return;
+    if (atomic_load_explicit(&p->npulls, memory_order_relaxed) > 0)
+        (void)csni_rndv_run_pulls(p, NULL);
     /* Rings are looked at directly (no system call); the epoll set, for sockets, new
      * connections and deaths, on every poll when sockets carry data, else every 1024th (a
      * spin turn is about 20 ns: a death is still seen within tens of microseconds, and the
@@ -374,7 +385,8 @@ void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns)
 {
     struct epoll_event ev[64];
     atomic_fetch_add(&p->prog.nepoll, 1);
-    if (csni_arm_rings(p, true)) {
+    /* Counted in nepoll first: a pull deferred after this look kicks us (csni_rndv_defer_pull). */
+    if (csni_rndv_run_pulls(p, NULL) || csni_arm_rings(p, true)) {
         atomic_fetch_sub(&p->prog.nepoll, 1);
         return;
     }
@@ -384,6 +396,7 @@ void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns)
     int n = epoll_wait(p->epfd, ev, 64, (int)((nap_ns + 999999u) / 1000000u));
     for (int i = 0; i < n; i++)
         poll_handle(p, &ev[i], true);
+    (void)csni_rndv_run_pulls(p, NULL);
     /* Rings stay armed after a wake-up (a producer clears the flag when it rings): a disarm
      * here would silence the rings under another thread still in epoll (the poller and the
      * progress thread may both be there). The doorbells we took cleared their flags under

@@ -312,6 +312,7 @@ static csn_status proc_init(struct csni_proc **out)
     csni_store_init(&p->store);
     csni_mutex_init(&p->barrier_lock, CSNI_RANK_BARRIER);
     csni_mutex_init(&p->accept_lock, CSNI_RANK_ACCEPT);
+    csni_lock_init(&p->pulls_lock, CSNI_RANK_LISTS);
     atomic_init(&p->next_token, 1);
     p->pid = getpid();
     if ((rv = csni_boot_init(&p->boot)) != CSN_OK)

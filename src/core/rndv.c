@@ -1,5 +1,6 @@
 /* rndv.c: rendezvous: CTS and DATA, single-copy pulls and split copies over shared memory. */
 #include <errno.h>
+#include <sched.h>
 
 #include "core/complete.h"
 #include "core/peer.h"
@@ -56,6 +57,72 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
     if (!split || st != CSN_OK)
         csni_complete_unlocked(op, st);
     return true;
+}
+
+void csni_rndv_defer_pull(struct csni_proc *p, struct csni_unex *u, struct csni_op *op)
+{
+    u->rxop = op;
+    csni_lock(&p->pulls_lock);
+    csni_ux_push(&p->pulls, u);
+    /* seq_cst, as the sleeper's count in nepoll before its look at npulls
+     * (csni_poll_sleep): one of us sees the other. */
+    atomic_fetch_add(&p->npulls, 1);
+    csni_unlock(&p->pulls_lock);
+    if (atomic_load(&p->prog.nepoll) > 0)
+        csni_kick_epoll(p); /* the progress thread, or a poller, asleep: this is its work */
+}
+
+/* Takes the oldest deferred pull (into t's receives only, unless t is NULL) and counts it
+ * under way with its transport before letting go of the list: a closing transport that finds
+ * none listed waits for those under way (csni_rndv_run_pulls). */
+static struct csni_unex *rndv_take_pull(struct csni_proc *p, csn_transport *t)
+{
+    struct csni_unex *u, *prev = NULL;
+    csni_lock(&p->pulls_lock);
+    for (u = p->pulls.head; u && t && u->rxop->t != t; u = u->next)
+        prev = u;
+    if (u) {
+        csni_ux_unlink(&p->pulls, prev, u);
+        atomic_fetch_sub_explicit(&p->npulls, 1, memory_order_relaxed);
+        atomic_fetch_add(&u->rxop->t->pulling, 1);
+    }
+    csni_unlock(&p->pulls_lock);
+    return u;
+}
+
+bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
+{
+    bool any = false;
+    struct csni_unex *u;
+    if (!t && atomic_load(&p->npulls) == 0)
+        return false;
+    while ((u = rndv_take_pull(p, t)) != NULL) {
+        struct csni_op *op = u->rxop;
+        csn_transport *owner = op->t;
+        pid_t pid = u->pid;
+        uint64_t raddr = u->raddr, token = u->token;
+        /* Under the reader lock of the peer's connection, as the pulls its reader makes for
+         * receives posted before their RTS: pulls from one peer never run at once, even into
+         * one buffer a program gave several receives (as osu_bw does). */
+        struct csni_conn *c = op->pp->conn;
+        csni_unex_free(&p->store, u);
+        if (c)
+            csni_conn_rx_lock(c);
+        bool pulled = csni_rndv_pull(op, pid, raddr, token, false);
+        if (c)
+            csni_conn_rx_unlock(c);
+        if (!pulled) {
+            csni_lock(&owner->lock);
+            csni_rndv_send_cts(op, token);
+            csni_unlock(&owner->lock);
+        }
+        atomic_fetch_sub(&owner->pulling, 1);
+        any = true;
+    }
+    if (t)
+        while (atomic_load(&t->pulling) > 0)
+            sched_yield(); /* another thread's pull into t's buffer: one copy at most */
+    return any;
 }
 
 void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token)

@@ -10,6 +10,8 @@
 #include "core/conn.h"
 #include "core/op.h"
 
+struct csni_unex;
+
 /* A receive op (marked WAIT_DATA, its pp, token and msglen set) matched an RTS: answer CTS.
  * op->t's lock held. */
 void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token);
@@ -19,6 +21,16 @@ void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token);
  * or peer lock held. False when the kernel refuses (fall back to csni_rndv_send_cts). */
 bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
                     bool split);
+/* A non-blocking receive matched the unexpected RTS u (taken off its transport's list) whose
+ * sender's memory can be read: the pull is left for the next poll of any thread (and a
+ * sleeper in epoll is woken for it), so that the caller, which did not ask to wait, goes on to
+ * post its own transmits at once: two processes posting receives, then transmits, to each
+ * other pull at the same time instead of in turn. u is the pull's from now on. No lock held. */
+void csni_rndv_defer_pull(struct csni_proc *p, struct csni_unex *u, struct csni_op *op);
+/* Runs the deferred pulls, those into t's receives only when t is not NULL (t closing: they
+ * land before its close returns, as when a pull was made at posting); true if there were
+ * any. No lock held. */
+bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t);
 /* The reader's answers to CTS and DATA headers (c's reader lock held). */
 void csni_rndv_on_cts(struct csni_conn *c, const struct csni_frame *f);
 void csni_rndv_on_data(struct csni_conn *c, const struct csni_frame *f, struct csni_place *pl);

@@ -85,6 +85,12 @@ struct csni_proc {
     char addr[600];                         /* published endpoint: "ADDR[|ADDR2]|h=HOST" */
     struct csni_prog prog;
     _Atomic uint64_t next_token;
+    /* Single-copy pulls that non-blocking receives left for the next poll (core/rndv.c):
+     * oldest first, each an RTS entry whose rxop is the receive; npulls: how many are listed
+     * (read without the lock by every poll). */
+    csni_lock_t pulls_lock;
+    struct csni_uxlist pulls;
+    _Atomic unsigned npulls;
 };
 
 /* The process's state (state.c), built at the first call (proc.c: csni_proc_get). */

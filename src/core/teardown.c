@@ -8,6 +8,7 @@
 #include "core/credit.h"
 #include "core/netid.h"
 #include "core/peer.h"
+#include "core/rndv.h"
 #include "core/state.h"
 #include "core/teardown.h"
 #include "core/tport.h"
@@ -169,6 +170,9 @@ void csni_tport_drain(struct csni_proc *p, csn_transport *t, struct csni_op *hel
     csni_mutex_lock(&p->peers.lock);
     struct csni_peer *peers = p->peers.list;
     csni_mutex_unlock(&p->peers.lock);
+    /* Pulls a non-blocking receive of t left for later land now, as they would have at its
+     * posting. */
+    (void)csni_rndv_run_pulls(p, t);
     /* Readers filling t's buffers switch to discarding; the receives they were filling are
      * cancelled with the others. */
     csni_conns_cancel(p, t, &gone);

@@ -36,6 +36,7 @@ struct csn_transport {
         struct csni_conn *conn;
     } * lanes;
     unsigned nlanes;
+    _Atomic unsigned pulling; /* deferred pulls into this transport's buffers under way */
 };
 
 /* Transports by id. Readers look without a lock (csni_tport_find): slots and the array pointer
