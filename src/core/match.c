@@ -430,6 +430,7 @@ static void match_to_store(struct csni_conn *c, csn_transport *t, const struct c
         if (csni_frame_pull_addr(f) && c->shm) {
             u->raddr = csni_frame_pull_addr(f);
             u->pid = csni_shm_peer_pid(c->shm);
+            u->conn = c;
         }
         u->complete = true;
     }

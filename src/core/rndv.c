@@ -101,16 +101,15 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
         csn_transport *owner = op->t;
         pid_t pid = u->pid;
         uint64_t raddr = u->raddr, token = u->token;
-        /* Under the reader lock of the peer's connection, as the pulls its reader makes for
-         * receives posted before their RTS: pulls from one peer never run at once, even into
-         * one buffer a program gave several receives (as osu_bw does). */
-        struct csni_conn *c = op->pp->conn;
+        /* Under the reader lock of the connection the RTS came on, as the pulls its reader
+         * makes for receives posted before their RTS: pulls of one sender's messages (all on
+         * its one sending connection) never run at once, even into one buffer a program gave
+         * several receives (as osu_bw does). */
+        struct csni_conn *c = u->conn;
         csni_unex_free(&p->store, u);
-        if (c)
-            csni_conn_rx_lock(c);
+        csni_conn_rx_lock(c);
         bool pulled = csni_rndv_pull(op, pid, raddr, token, false);
-        if (c)
-            csni_conn_rx_unlock(c);
+        csni_conn_rx_unlock(c);
         if (!pulled) {
             csni_lock(&owner->lock);
             csni_rndv_send_cts(op, token);
