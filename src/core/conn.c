@@ -558,6 +558,11 @@ int csni_conn_arm(struct csni_conn *c)
     return fabric || (ring && csni_shm_arm(c->shm, atomic_load(&c->tx_pending))) ? 1 : 0;
 }
 
+bool csni_conn_arm_fence(void)
+{
+    return csni_shm_heavy_fence();
+}
+
 /* ---- reading ---- */
 /* Places buffered and then link bytes for the current payload. Returns 1 when the payload
  * is complete, 0 when the link is drained, -1 on end of stream or error. */

@@ -192,5 +192,8 @@ int csni_conn_bells(struct csni_conn *c);
 /* Before a thread sleeps: arm the connection's ring (see csni_shm_arm). 1: it has work
  * already; -1: a reader is at work on it (do not sleep yet); 0: armed, or a socket. */
 int csni_conn_arm(struct csni_conn *c);
+/* After every connection was armed: the process's heavy fence (csni_shm_heavy_fence). true: it
+ * ran, and every connection must be armed and looked at again before the thread sleeps. */
+bool csni_conn_arm_fence(void);
 
 #endif

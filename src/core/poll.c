@@ -363,11 +363,10 @@ void csni_poll(struct csni_proc *p)
     poll_reap(p);
 }
 
-bool csni_arm_rings(struct csni_proc *p, bool handle)
+/* One pass of csni_arm_rings: arms and looks at every connection. */
+static bool poll_arm_pass(struct csni_proc *p, bool handle)
 {
     bool work = false;
-    if (atomic_load(&p->conns.nshm) == 0 && !csni_ofi_on())
-        return false;
     for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
         int k = csni_conn_arm(c);
         if (k == 0)
@@ -379,6 +378,18 @@ bool csni_arm_rings(struct csni_proc *p, bool handle)
         work = true;
     }
     return work;
+}
+
+/* A second pass after the heavy fence, when the process is registered for it (transport/shm:
+ * the producers that ring us may have left their fences out): it arms again, which is
+ * harmless, and its looks are the ones that count. */
+bool csni_arm_rings(struct csni_proc *p, bool handle)
+{
+    if (atomic_load(&p->conns.nshm) == 0 && !csni_ofi_on())
+        return false;
+    if (poll_arm_pass(p, handle))
+        return true;
+    return atomic_load(&p->conns.nshm) > 0 && csni_conn_arm_fence() && poll_arm_pass(p, handle);
 }
 
 void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns)

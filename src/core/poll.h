@@ -30,7 +30,7 @@ int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own)
 /* One round of sleeping in epoll (at most nap_ns) and handling what woke us. */
 void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns);
 /* Before a thread sleeps: arm every ring's doorbell. True when a ring has work already (the
- * caller must then not sleep); handle: do that work now. */
+ * caller must then not sleep); handle: do that work now. May run membarrier (1-50 us). */
 bool csni_arm_rings(struct csni_proc *p, bool handle);
 
 #endif

@@ -163,7 +163,7 @@ static csn_status proc_key(struct csni_proc *p)
 static csn_status proc_net_tunables(struct csni_proc *p)
 {
     struct csni_tun *tun = &p->tun;
-    uint64_t v[6];
+    uint64_t v[7];
     csn_status rv;
     const char *tr = getenv("CSN_TRANSPORT");
     if (!tr || !*tr)
@@ -190,7 +190,8 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         (rv = proc_env_bytes("CSN_SHM_SPLIT", 8u << 20, 0, (uint64_t)1 << 48, &v[2])) != CSN_OK ||
         (rv = proc_env_bytes("CSN_TCP_NOTSENT", 128u << 10, 0, 1u << 30, &v[3])) != CSN_OK ||
         (rv = proc_env_u64("CSN_CMA", 1, 0, 1, &v[4])) != CSN_OK ||
-        (rv = proc_env_u64("CSN_TCP_HOLD_US", 1000, 0, 1000000, &v[5])) != CSN_OK)
+        (rv = proc_env_u64("CSN_TCP_HOLD_US", 1000, 0, 1000000, &v[5])) != CSN_OK ||
+        (rv = proc_env_u64("CSN_SHM_MEMBARRIER", !tun->oversubscribed, 0, 1, &v[6])) != CSN_OK)
         return rv;
     if ((v[0] & (v[0] - 1)) != 0) {
         fprintf(stderr, "csn: CSN_SHM_RING=%llu: expected a power of two from 4096\n",
@@ -202,6 +203,10 @@ static csn_status proc_net_tunables(struct csni_proc *p)
     tun->split_min = v[2];
     tun->tcp_notsent = v[3];
     tun->tcp_hold_us = v[5];
+    /* Off by default where ranks outnumber CPUs: there nearly every wait sleeps, and a sleep's
+     * membarrier cost more than the fences it saves (start-up of 256-1024 ranks 10-15 % slower,
+     * BENCHMARKS.md). */
+    tun->shm_membarrier = v[6] != 0;
     p->cma = v[4] != 0;
     return CSN_OK;
 }

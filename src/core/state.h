@@ -37,6 +37,7 @@ struct csni_tun {
     bool use_shm;                   /* shared-memory rings over the host's connections */
     char shm_dir[256];
     uint64_t shm_ring;
+    bool shm_membarrier;  /* the sleeper's membarrier stands in for the ringer's fence */
     size_t shm_eager;
     size_t split_min;     /* rendezvous at least this long: both sides copy (0: never) */
     size_t tcp_notsent;   /* TCP_NOTSENT_LOWAT of data sockets (0: the kernel's) */

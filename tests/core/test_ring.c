@@ -1,11 +1,17 @@
 /* test_ring.c: the shared-memory ring alone (src/transport/shm): records wrap around the end of
  * the ring intact, a full ring refuses and takes again once space is handed back, records
- * arrive whole and in order under a concurrent producer, and corrupt record headers written by
- * a hostile peer are refused instead of read. */
+ * arrive whole and in order under a concurrent producer, a sleeping consumer is always rung
+ * (also where the producer leaves its fence out and the consumer runs membarrier), and
+ * corrupt record headers written by a hostile peer are refused instead of read. */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../test.h"
@@ -20,8 +26,8 @@ static void ring_open(void)
 {
     char path[128];
     snprintf(path, sizeof path, "/dev/shm/csn-test-ring.%d", (int)getpid());
-    CHECK_OK(csni_shm_create(path, RING, &tx));
-    CHECK_OK(csni_shm_attach(path, &rx)); /* unlinks it */
+    CHECK_OK(csni_shm_create(path, RING, true, &tx));
+    CHECK_OK(csni_shm_attach(path, true, &rx)); /* unlinks it */
     CHECK(access(path, F_OK) != 0);
 }
 
@@ -141,6 +147,90 @@ static void test_order(void)
     printf("order: %u records from a concurrent producer, whole and in order\n", ORDER_N);
 }
 
+/* The doorbell between two processes, each with its own mapping: the child (producer)
+ * publishes record k as soon as the parent acknowledged k-1 (on the other ring, which the
+ * child watches by spinning); the parent, after a pause of 0-0.5 us, finds its ring empty or
+ * not; empty, it arms it, looks again (after the heavy fence, as csni_arm_rings does) and sleeps on
+ * the bell socket. Every record so races the consumer's arming; a lost wake-up is a sleep
+ * that ends in the timeout with the record there. CSN_SHM_MEMBARRIER's two settings: both
+ * sides fenced (false), and the ringer without its fence (true, where the kernel has it). */
+#define BELL_N 40000u
+static void bell_child(const char *path, bool membarrier, int bell)
+{
+    struct csni_shm *me;
+    uint8_t hdr[CSNI_FRAME_SIZE], pay[8];
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
+        _exit(2); /* a parent that failed leaves no spinning child */
+    if (csni_shm_attach(path, membarrier, &me) != CSN_OK)
+        _exit(3);
+    me->bell_fd = bell;
+    for (uint32_t k = 0; k < BELL_N; k++) {
+        make(hdr, pay, k, sizeof pay);
+        if (!csni_shm_write_frame(me, hdr, pay, sizeof pay))
+            _exit(4);
+        for (;;) { /* the ack */
+            const uint8_t *at;
+            size_t n;
+            int got = csni_shm_peek(me, &at, &n);
+            if (got < 0)
+                _exit(5);
+            if (got > 0) {
+                csni_shm_consume(me, n);
+                break;
+            }
+        }
+    }
+    _exit(0);
+}
+
+static void test_doorbell(bool membarrier)
+{
+    char path[128];
+    int sv[2], status;
+    uint8_t hdr[CSNI_FRAME_SIZE];
+    unsigned sleeps = 0;
+    snprintf(path, sizeof path, "/dev/shm/csn-test-bell.%d", (int)getpid());
+    CHECK_OK(csni_shm_create(path, RING, membarrier, &tx));
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0)
+        bell_child(path, membarrier, sv[1]);
+    close(sv[1]);
+    rx = tx; /* take() reads rx: here the creator's own inbound ring */
+    for (uint32_t k = 0; k < BELL_N;) {
+        int got = take(k);
+        CHECK(got >= 0);
+        if (got) {
+            memset(hdr, 0, sizeof hdr);
+            CHECK(csni_shm_write_frame(tx, hdr, NULL, 0));
+            k++;
+            for (volatile unsigned spin = (k * 7919u) % 256u; spin > 0; spin--)
+                ;
+            continue;
+        }
+        if (csni_shm_arm(tx, false) || (csni_shm_heavy_fence() && csni_shm_arm(tx, false)))
+            continue;
+        struct pollfd pf = {.fd = sv[0], .events = POLLIN};
+        int n = poll(&pf, 1, 2000);
+        if (n == 0 && csni_shm_has_data(tx)) {
+            fprintf(stderr, "doorbell: record %u was there, nobody rang (membarrier %d)\n", k,
+                    (int)membarrier);
+            CHECK(0);
+        }
+        char b[64];
+        if (n > 0)
+            CHECK(recv(sv[0], b, sizeof b, MSG_DONTWAIT) > 0);
+        sleeps++;
+    }
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(sv[0]);
+    csni_shm_unmap(tx);
+    printf("doorbell (membarrier %s): %u records, %u sleeps, every one rung\n",
+           membarrier ? (csni_shm_heavy_fence() ? "on" : "not in this kernel") : "off", BELL_N,
+           sleeps);
+}
+
 /* The layout the test pokes at (shm.c): a 4096-byte segment header, then ring 0 (the
  * creator's outbound): head, tail and the doorbell flags each on their own cache line, the
  * data from byte 192. A record starts with its header word: pad << 56 | byte count. */
@@ -204,6 +294,8 @@ int main(void)
     test_wrap();
     test_full();
     test_order();
+    test_doorbell(false);
+    test_doorbell(true);
     test_corrupt();
     test_hostile();
     return 0;

@@ -24,15 +24,19 @@ struct csni_shm {
     struct shm_ring *in, *out;
     int side;
     int bell_fd;
+    bool asym; /* this process registered for membarrier when it mapped the segment */
     uint64_t head_cache, rec_off;
 };
 
 /* The creating side makes the segment at path (O_EXCL: never someone else's file), sized and
  * allocated up front (a full file system is an error now, never a SIGBUS later); the other side
- * maps it and unlinks it. Do not block. CSN_OK, CSN_NO_HEAP or CSN_SYSTEM_ERROR (errno says why;
- * create prints a line on stderr). The caller owns *out (csni_shm_unmap). */
-csn_status csni_shm_create(const char *path, uint64_t ring_bytes, struct csni_shm **out);
-csn_status csni_shm_attach(const char *path, struct csni_shm **out);
+ * maps it and unlinks it. membarrier: register the process for the asymmetric barrier (see
+ * shm.c; CSN_SHM_MEMBARRIER), if the kernel offers it. Do not block. CSN_OK, CSN_NO_HEAP or
+ * CSN_SYSTEM_ERROR (errno says why; create prints a line on stderr). The caller owns *out
+ * (csni_shm_unmap). */
+csn_status csni_shm_create(const char *path, uint64_t ring_bytes, bool membarrier,
+                           struct csni_shm **out);
+csn_status csni_shm_attach(const char *path, bool membarrier, struct csni_shm **out);
 void csni_shm_unmap(struct csni_shm *s);
 pid_t csni_shm_peer_pid(const struct csni_shm *s);
 
@@ -54,7 +58,11 @@ void csni_shm_consume(struct csni_shm *s, size_t n);
 ssize_t csni_shm_read(struct csni_shm *s, void *buf, size_t n);
 
 /* Before a side sleeps: ask to be rung when data (and, want_space, room) comes, then look
- * once more: true when there is work after all (do not sleep). */
+ * once more: true when there is work after all (do not sleep). If csni_shm_heavy_fence then
+ * says the process is registered, every ring must be armed and looked at once more after it
+ * before the side may sleep: only then does the look see a record whose producer left its
+ * fence out. heavy_fence runs membarrier (a system call, 1-50 us) or returns false at once. */
 bool csni_shm_arm(struct csni_shm *s, bool want_space);
+bool csni_shm_heavy_fence(void);
 
 #endif
