@@ -7,7 +7,10 @@
  * Prints ns per message (send + test) on rank 0. Counting (BENCHMARKS.md, "Issue 19"):
  *   csnrun -np 2 sh -c 'if [ "$CSN_RANK" = 0 ]; then exec valgrind --tool=callgrind \
  *     --toggle-collect=csn_tx_nb --toggle-collect=csn_test nb-count; else exec nb-count; fi'
- * and Ir / (ITERS * WINDOW) is the count per message. */
+ * and Ir / (ITERS * WINDOW) is the count per message.
+ * NB_COUNT_RX=1: rank 1 instead posts WINDOW csn_rx_nb_from (all into one buffer) and takes
+ * their completions with csn_test(CSN_RX): run callgrind on rank 1 with
+ * --toggle-collect=csn_rx_nb_from --toggle-collect=csn_test to count the receive side. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +73,8 @@ int main(int argc, char **argv)
     snprintf(name, sizeof name, "nbcount.%d", 1 - me);
     if ((st = csn_lookup_name(&peer, name)) != CSN_OK)
         goto fail_st;
+    const char *nbrx = getenv("NB_COUNT_RX");
+    int rx_nb = nbrx != NULL && strcmp(nbrx, "1") == 0;
     double t0 = nb_now();
     for (long i = 0; i < iters; i++) {
         if (me == 0) {
@@ -86,6 +91,20 @@ int main(int argc, char **argv)
             }
             csn_netid from = peer;
             if ((st = csn_rx(t, &from, &ack, sizeof ack, NULL)) != CSN_OK)
+                goto fail_st;
+        } else if (rx_nb) {
+            for (long j = 0; j < window; j++)
+                if ((st = csn_rx_nb_from(t, peer, buf, (size_t)size, NULL)) != CSN_OK)
+                    goto fail_st;
+            for (long j = 0; j < window; j++) {
+                csn_status op = CSN_OK;
+                st = csn_test(t, CSN_RX, 10000000, NULL, NULL, &op);
+                if (st != CSN_RX_READY || op != CSN_OK) {
+                    st = st != CSN_RX_READY ? st : op;
+                    goto fail_st;
+                }
+            }
+            if ((st = csn_tx(t, peer, &ack, sizeof ack)) != CSN_OK)
                 goto fail_st;
         } else {
             for (long j = 0; j < window; j++) {

@@ -222,9 +222,25 @@ static csn_status api_rx(csn_transport *t, csn_netid from, void *buf, size_t len
         (!csni_netid_wellformed(from) || csni_netid_tid(from) == CSNI_SYS_TPORT ||
          (csni_netid_rank(from) != csni_p->me && !csni_p->boot.launched)))
         return CSN_ILLEGAL_NETID;
-    if ((rv = api_new_op(t, stack, from, buf, len, received, &op)) != CSN_OK)
-        return rv;
-    if ((rv = csni_post_rx(t, op)) != CSN_OK) {
+    if (stack) {
+        if ((rv = api_new_op(t, stack, from, buf, len, received, &op)) != CSN_OK ||
+            (rv = csni_post_rx(t, op)) != CSN_OK)
+            return rv;
+        *out = op;
+        return CSN_OK;
+    }
+    /* Non-blocking: the op is taken from the free list and posted in one hold of t's lock. */
+    bool gone = csni_rx_src_gone(from);
+    unsigned max = csni_p->tun.max_ops;
+    csni_lock(&t->lock);
+    op = csni_op_alloc(t, max);
+    if (!op) {
+        bool busy = t->nops >= max;
+        csni_unlock(&t->lock);
+        return busy ? CSN_BUSY : CSN_NO_HEAP;
+    }
+    api_init_op(op, t, from, buf, len, received);
+    if ((rv = csni_post_rx_locked(t, op, gone)) != CSN_OK) {
         api_free_op(t, op);
         return rv;
     }

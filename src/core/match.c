@@ -226,18 +226,33 @@ static bool match_source_lost(struct csni_proc *p, csn_netid src)
     return pp && csni_peer_is_lost(pp);
 }
 
+bool csni_rx_src_gone(csn_netid from)
+{
+    struct csni_proc *p = csni_p;
+    return from != CSN_NULL_NETID && csni_netid_rank(from) == p->me &&
+           !csni_tport_exists(&p->tab, csni_netid_tid(from));
+}
+
 csn_status csni_post_rx(csn_transport *t, struct csni_op *op)
+{
+    /* Looked up before taking t's lock (the table lock comes first in the lock order). */
+    bool src_gone = csni_rx_src_gone(op->peer);
+    csni_lock(&t->lock);
+    return csni_post_rx_locked(t, op, src_gone);
+}
+
+csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_gone)
 {
     struct csni_proc *p = csni_p;
     struct csni_unex *u, *prev = NULL;
     struct csni_op *deferred = NULL;
 
     op->kind = CSNI_OP_RX;
-    op->state = CSNI_ST_POSTED;
+    /* Relaxed: nobody else sees op before it is listed under t's lock (a seq_cst store is a
+     * locked instruction, which waits for this thread's stores to leave, such as a record
+     * just written into a ring whose line the peer is polling). */
+    atomic_store_explicit(&op->state, CSNI_ST_POSTED, memory_order_relaxed);
     bool one = op->peer != CSN_NULL_NETID, mine = one && csni_netid_rank(op->peer) == p->me;
-    /* Looked up before taking t's lock (the table lock comes first in the lock order). */
-    bool src_gone = mine && !csni_tport_exists(&p->tab, csni_netid_tid(op->peer));
-    csni_lock(&t->lock);
     for (u = t->ux.head; u; prev = u, u = u->next)
         if (!u->rxop && match_accepts(op->peer, u->src))
             break;

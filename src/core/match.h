@@ -22,6 +22,11 @@
  * error before anything was posted (CSN_ILLEGAL_NETID, CSN_NO_HEAP). */
 csn_status csni_post_tx(csn_transport *t, struct csni_op *op);
 csn_status csni_post_rx(csn_transport *t, struct csni_op *op);
+/* csni_post_rx in two parts, so that a caller can take op from t's free list in the same hold
+ * of t's lock: src_gone = csni_rx_src_gone(op's peer), before taking t->lock (the table lock
+ * comes first); then post_rx_locked with t->lock held, which it releases. */
+bool csni_rx_src_gone(csn_netid from);
+csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_gone);
 /* A small blocking transmit to a process reached over shared memory, written into the ring at
  * once when nothing is queued and credit allows, without an operation; false: nothing was
  * sent, take the general path. t and to must have been checked. */
