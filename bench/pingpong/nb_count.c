@@ -42,6 +42,22 @@ static int nb_arg(int argc, char **argv, int i, long dflt, long max, long *out)
     return 0;
 }
 
+/* Takes n completions of kind (CSN_TX or CSN_RX) with csn_test: CSN_OK, or the first
+ * failure (of the test, or of an operation). */
+static csn_status nb_take(csn_transport *t, unsigned kind, long n)
+{
+    csn_status ready = kind == CSN_TX ? CSN_TX_READY : CSN_RX_READY;
+    for (long j = 0; j < n; j++) {
+        csn_status op = CSN_OK;
+        csn_status st = csn_test(t, kind, 10000000, NULL, NULL, &op);
+        if (st != ready)
+            return st;
+        if (op != CSN_OK)
+            return op;
+    }
+    return CSN_OK;
+}
+
 int main(int argc, char **argv)
 {
     long iters, window, size;
@@ -81,14 +97,8 @@ int main(int argc, char **argv)
             for (long j = 0; j < window; j++)
                 if ((st = csn_tx_nb(t, peer, buf, (size_t)size)) != CSN_OK)
                     goto fail_st;
-            for (long j = 0; j < window; j++) {
-                csn_status op = CSN_OK;
-                st = csn_test(t, CSN_TX, 10000000, NULL, NULL, &op);
-                if (st != CSN_TX_READY || op != CSN_OK) {
-                    st = st != CSN_TX_READY ? st : op;
-                    goto fail_st;
-                }
-            }
+            if ((st = nb_take(t, CSN_TX, window)) != CSN_OK)
+                goto fail_st;
             csn_netid from = peer;
             if ((st = csn_rx(t, &from, &ack, sizeof ack, NULL)) != CSN_OK)
                 goto fail_st;
@@ -96,14 +106,8 @@ int main(int argc, char **argv)
             for (long j = 0; j < window; j++)
                 if ((st = csn_rx_nb_from(t, peer, buf, (size_t)size, NULL)) != CSN_OK)
                     goto fail_st;
-            for (long j = 0; j < window; j++) {
-                csn_status op = CSN_OK;
-                st = csn_test(t, CSN_RX, 10000000, NULL, NULL, &op);
-                if (st != CSN_RX_READY || op != CSN_OK) {
-                    st = st != CSN_RX_READY ? st : op;
-                    goto fail_st;
-                }
-            }
+            if ((st = nb_take(t, CSN_RX, window)) != CSN_OK)
+                goto fail_st;
             if ((st = csn_tx(t, peer, &ack, sizeof ack)) != CSN_OK)
                 goto fail_st;
         } else {

@@ -106,9 +106,9 @@ static _Atomic pid_t shm_registered;
 /* Registers this process (idempotent) unless asked not to; whether it is. */
 static bool shm_register(bool want)
 {
-    pid_t me = getpid();
     if (!want)
         return false;
+    pid_t me = getpid();
     if (atomic_load(&shm_registered) == me)
         return true;
     long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
