@@ -20,7 +20,7 @@
 static void fork_child(int round)
 {
     csn_transport *t;
-    csn_netid from;
+    csn_netid from = CSN_NULL_NETID; /* csn_rx reads it: accept from any */
     char name[32], buf[8];
     size_t len = 0;
 
