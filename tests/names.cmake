@@ -13,6 +13,12 @@ add_test(NAME names_boot COMMAND test_names_client boot)
 add_test(NAME names_job_unix COMMAND ${CSN_CSNRUN} --timeout 60 -np 3 ${CSN_NAMES_CLIENT} job)
 add_test(NAME names_job_tcp COMMAND ${CSN_CSNRUN} --ns-tcp --timeout 60 -np 4 ${CSN_NAMES_CLIENT} job)
 add_test(NAME names_many COMMAND ${CSN_CSNRUN} --timeout 60 -np 2 ${CSN_NAMES_CLIENT} many)
+add_test(NAME names_kept_unix COMMAND ${CSN_CSNRUN} --timeout 60 -np 3 ${CSN_NAMES_CLIENT} kept)
+add_test(NAME names_kept_tcp COMMAND ${CSN_CSNRUN} --ns-tcp --timeout 60 -np 2 ${CSN_NAMES_CLIENT} kept)
+# 320 descriptors: the service's cap is 256 connections, below the 300 children that keep one.
+add_test(NAME names_kept_fork COMMAND sh -c "ulimit -n 320 && exec \"$0\" --timeout 60 -np 1 \"$1\" kept-fork"
+         ${CSN_CSNRUN} ${CSN_NAMES_CLIENT})
 add_test(NAME names_ghost COMMAND ${CSN_CSNRUN} --timeout 60 -np 2 ${CSN_NAMES_CLIENT} ghost)
 set_tests_properties(names_lone names_boot PROPERTIES TIMEOUT 30)
-set_tests_properties(names_job_unix names_job_tcp names_many names_ghost PROPERTIES TIMEOUT 90)
+set_tests_properties(names_job_unix names_job_tcp names_many names_ghost names_kept_unix names_kept_tcp
+                     names_kept_fork PROPERTIES TIMEOUT 90)

@@ -13,7 +13,7 @@
 #include "core/netid.h"
 #include "core/peer.h"
 #include "core/state.h"
-#include "names/names.h"
+#include "names/book.h"
 #include "transport/ofi/ofi.h"
 
 void csni_peers_init(struct csni_peers *ps)
@@ -85,7 +85,7 @@ static csn_status peer_send_hello(struct csni_proc *p, int fd, const struct csni
 static csn_status peer_connect(struct csni_proc *p, struct csni_peer *pp, uint32_t lane,
                                struct csni_conn **out)
 {
-    char key[32], addr[512], path[512];
+    char addr[512], path[512];
     int fd = -1;
     struct csni_shm *shm = NULL;
     uint64_t nonce = 0;
@@ -93,8 +93,7 @@ static csn_status peer_connect(struct csni_proc *p, struct csni_peer *pp, uint32
     /* Ranks of the job come up in their own time: wait for their address as for a name.
      * Forked processes publish theirs before any netid of theirs can be known. */
     uint64_t wait = pp->proc < p->boot.size ? p->tun.lookup_timeout_ms : 0;
-    snprintf(key, sizeof key, "ep.%d", pp->proc);
-    if ((rv = csni_kv_get(key, wait, addr, sizeof addr)) != CSN_OK)
+    if ((rv = csni_book_get(p->boot.size, pp->proc, wait, addr, sizeof addr)) != CSN_OK)
         return rv == CSN_NOT_FOUND ? (pp->proc < p->boot.size ? CSN_PEER_LOST : CSN_ILLEGAL_NETID)
                                    : rv;
     const char *use = peer_pick_addr(p, addr);

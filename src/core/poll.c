@@ -122,11 +122,19 @@ void csni_poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
 }
 
 /* Connections that have not proved the key within POLL_HELLO_NS are dropped, and at most
- * POLL_STRANGERS wait at a time (the oldest goes first): idle or garbage connections from
- * outside the job hold neither descriptors nor memory for long. A peer's HELLO comes with its
- * connect, so it is never the one waiting. */
+ * poll_stranger_cap() wait at a time (the oldest goes first): idle or garbage connections from
+ * outside the job hold neither descriptors nor memory for long. A peer's HELLO comes right
+ * after its connect, so it is seldom the one waiting. */
 #define POLL_HELLO_NS (5 * 1000000000ull)
 #define POLL_STRANGERS 256
+/* The cap is at least the job's size: every rank of a job may connect to one process at once
+ * (Star's centre, a gather to rank 0), and a TCP peer's HELLO may still be on its way when its
+ * connect is accepted. With 256 for every job, 1024 ranks of hello over 4 netns hosts at
+ * 200 Mbit/s lost peers to it in 1 run of 4 (each drop a "peer lost" at the sender). */
+static int poll_stranger_cap(const struct csni_proc *p)
+{
+    return p->boot.size > POLL_STRANGERS ? p->boot.size : POLL_STRANGERS;
+}
 /* When c is a live connection still waiting for its HELLO: its birth time, else 0. Its
  * fields are the reader's (csni_conn_bind writes pp under the reader lock): a connection whose
  * reader is at work is not looked at now. */
@@ -216,7 +224,8 @@ static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops 
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), e = errno;
         struct csni_conn *c = NULL;
         if (fd >= 0) {
-            if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) >= POLL_STRANGERS)
+            if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) >=
+                poll_stranger_cap(p))
                 poll_strangers(p, true);
             kind->tune(fd, p->tun.tcp_notsent);
             if (!(c = csni_conn_new(p, fd, NULL, -1, NULL)))

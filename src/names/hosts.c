@@ -1,14 +1,14 @@
 /* hosts.c: which host each rank of the job is on (from its published endpoint), and so which
  * network kind messages between two ranks take. Called by the job helper csn_job_transport
- * and by the debug trace; it calls only down (the name service's store, the network kinds). */
+ * and by the debug trace; it calls only down (the address book, the network kinds). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/state.h"
+#include "names/book.h"
 #include "names/hosts.h"
-#include "names/names.h"
 #include "transport/net.h"
 #include "transport/ofi/ofi.h"
 
@@ -21,7 +21,7 @@ static int job_nhosts;
 /* 0 with *host set (owned by the table), -1 when rank's endpoint is not to be had. */
 static int job_host_of(const struct csni_proc *p, int rank, const char **host)
 {
-    char key[32], ep[1024];
+    char ep[1024];
     int rv = -1;
 
     pthread_mutex_lock(&job_lock);
@@ -34,8 +34,7 @@ static int job_host_of(const struct csni_proc *p, int rank, const char **host)
         goto fail;
     if (job_hosts[rank] == NULL) {
         const char *h;
-        snprintf(key, sizeof key, "ep.%d", rank);
-        if (csni_kv_get(key, p->tun.lookup_timeout_ms, ep, sizeof ep) != CSN_OK)
+        if (csni_book_get(p->boot.size, rank, p->tun.lookup_timeout_ms, ep, sizeof ep) != CSN_OK)
             goto fail;
         h = strstr(ep, "|h=");
         if ((job_hosts[rank] = strdup(h != NULL ? h + 3 : "")) == NULL)

@@ -1,4 +1,4 @@
-/* names.c: the name-service client (one short connection per request), the lone process's
+/* names.c: the name-service client (one connection, kept between requests), the lone process's
  * in-process table, and the key-value store over PMIx for PMIx-launched jobs. */
 #include "names/names.h"
 #include "boot/pmix.h"
@@ -11,6 +11,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #define NAMES_WAIT_CAP_MS ((uint64_t)1 << 40)
 #define NAMES_KV_MAX 1023
 #define NAMES_LINE_MAX 4096
+#define NAMES_DUMP_MAX ((64u << 20) + 64) /* largest DUMP reply (nsserv.c: NS_DUMP_MAX) */
 
 enum names_mode { NAMES_LONE, NAMES_REMOTE };
 
@@ -60,6 +62,8 @@ struct names_kv {
     char *key;
     char *value;
 };
+static void names_drop_kept(void);
+
 static struct names_entry *names_tab;
 static size_t names_count, names_cap;
 static struct names_kv *names_kvtab;
@@ -176,6 +180,7 @@ csn_status csni_names_init(const struct csni_boot *b)
     pthread_once(&names_once, names_once_init);
     pthread_mutex_lock(&names_lock);
     names_mode = NAMES_LONE;
+    names_drop_kept();
 #ifdef CSN_HAVE_PMIX
     names_pmix = b->launched && strncmp(b->ns, "pmix+", 5) == 0;
 #endif
@@ -210,10 +215,61 @@ void csni_names_fini(void)
     names_kvtab = NULL;
     names_count = names_cap = names_kvcount = names_kvcap = 0;
     names_mode = NAMES_LONE;
+    names_drop_kept();
     pthread_mutex_unlock(&names_lock);
 }
 
-/* ---- remote: one connection per request ---- */
+/* ---- remote: requests over one kept connection ---- */
+
+/* The process's connection to the service, kept between requests (under names_lock): taken by
+ * one request at a time; a request that finds it taken (another thread's lookup is parked on
+ * it) opens its own, and whichever finishes first when none is kept is kept. A forked child
+ * shares the parent's socket and must not use it: it is only reused by the process that made
+ * it. */
+static int names_kept_fd = -1;
+static pid_t names_kept_pid;
+
+/* The kept connection, or -1. */
+static int names_take(void)
+{
+    int fd;
+
+    pthread_mutex_lock(&names_lock);
+    fd = names_kept_fd;
+    names_kept_fd = -1;
+    if (fd >= 0 && names_kept_pid != getpid()) {
+        close(fd);
+        fd = -1;
+    }
+    pthread_mutex_unlock(&names_lock);
+    return fd;
+}
+
+struct names_rbuf;
+static bool names_rb_exact(const struct names_rbuf *rb);
+
+/* Keeps fd for the next request, or closes it: kept only when its last reply was read whole
+ * and nothing beyond it came (more would be taken for the next reply). */
+static void names_keep(int fd, const struct names_rbuf *rb)
+{
+    pthread_mutex_lock(&names_lock);
+    if (names_kept_fd < 0 && names_mode == NAMES_REMOTE && names_rb_exact(rb)) {
+        names_kept_fd = fd;
+        names_kept_pid = getpid();
+        fd = -1;
+    }
+    pthread_mutex_unlock(&names_lock);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Closes the kept connection (names_lock held). */
+static void names_drop_kept(void)
+{
+    if (names_kept_fd >= 0)
+        close(names_kept_fd);
+    names_kept_fd = -1;
+}
 
 /* Waits for ev on fd until the deadline; 0 when ready, -1 with errno (ETIMEDOUT) otherwise. */
 static int names_wait(int fd, short ev, uint64_t deadline)
@@ -278,21 +334,67 @@ fail:
     return -1;
 }
 
-/* Sends "KEY ...\n" + req (which ends in '\n') and reads one reply line into reply (without
- * the '\n'). The server may take wait_ms to answer (a parked lookup). */
-/* One attempt: connects, sends out[0..len), reads one line into reply. -1 with errno; *again
- * when the server closed before reading the request (a stranger flood evicted the connection
- * while it waited for our key, or it came after the server's look at it): worth a retry. */
-static int names_request_once(const char *out, size_t len, uint64_t deadline, char *reply,
-                              size_t cap, int *again)
+/* Where a reply is read: the caller's buffer for a one-line reply (cap fixed), or a growing
+ * allocation up to max for a DUMP ("OK <n>" and n lines). The first line's '\n' becomes '\0'. */
+struct names_rbuf {
+    char *p;
+    size_t len, cap, max;
+    bool dump;
+    size_t body;              /* just after the first line (0 until it is in); a DUMP's lines */
+    size_t scan;              /* DUMP: bytes of the body counted so far */
+    unsigned long want, have; /* DUMP: lines announced, and counted */
+};
+
+/* Whether the reply read is exactly the reply: no byte after it. */
+static bool names_rb_exact(const struct names_rbuf *rb)
 {
-    size_t off = 0, got = 0;
-    int fd, err;
+    return rb->len == (rb->want > 0 ? rb->scan : rb->body);
+}
+
+/* 1 when the whole reply is in rb, 0 when more is to come, -1 (errno) when it cannot be. */
+static int names_complete(struct names_rbuf *rb)
+{
+    if (rb->body == 0) {
+        char *nl = memchr(rb->p, '\n', rb->len), *end;
+
+        if (nl == NULL)
+            return 0;
+        *nl = '\0';
+        rb->body = (size_t)(nl + 1 - rb->p);
+        rb->scan = rb->body;
+        if (!rb->dump || strncmp(rb->p, "OK ", 3) != 0)
+            return 1;
+        errno = 0;
+        rb->want = strtoul(rb->p + 3, &end, 10);
+        if (errno != 0 || *end != '\0' || end == rb->p + 3) {
+            errno = EPROTO;
+            return -1;
+        }
+    }
+    while (rb->have < rb->want) {
+        char *nl = memchr(rb->p + rb->scan, '\n', rb->len - rb->scan);
+        if (nl == NULL) {
+            rb->scan = rb->len;
+            return 0;
+        }
+        rb->scan = (size_t)(nl + 1 - rb->p);
+        rb->have++;
+    }
+    return 1;
+}
+
+/* One exchange on fd: sends out[0..len), reads the whole reply into rb. -1 with errno; *again
+ * when the server closed before answering (it evicted a connection whose key it had not read,
+ * or closed a kept one that was idle): the request was not carried out, worth sending again. */
+static int names_exchange(int fd, const char *out, size_t len, uint64_t deadline,
+                          struct names_rbuf *rb, int *again)
+{
+    size_t off = 0;
+    int done = 0;
 
     *again = 0;
-    fd = names_connect(deadline);
-    if (fd < 0)
-        return -1;
+    rb->len = rb->body = rb->scan = 0;
+    rb->want = rb->have = 0;
     while (off < len) {
         ssize_t w = send(fd, out + off, len - off, MSG_NOSIGNAL);
         if (w > 0) {
@@ -301,61 +403,92 @@ static int names_request_once(const char *out, size_t len, uint64_t deadline, ch
             continue;
         } else if (w < 0 && errno == EAGAIN) {
             if (names_wait(fd, POLLOUT, deadline) != 0)
-                goto fail;
+                return -1;
         } else {
             *again = errno == EPIPE || errno == ECONNRESET;
-            goto fail;
+            return -1;
         }
     }
-    for (;;) {
+    while (!done) {
         ssize_t r;
-        char *nl;
 
-        if (got + 1 >= cap) {
-            errno = EPROTO;
-            goto fail;
+        if (rb->len + 1 >= rb->cap) {
+            size_t nc = rb->cap * 2;
+            char *np;
+            if (!rb->dump || rb->cap >= rb->max || (np = realloc(rb->p, nc)) == NULL) {
+                errno = EPROTO;
+                return -1;
+            }
+            rb->p = np;
+            rb->cap = nc;
         }
-        r = recv(fd, reply + got, cap - 1 - got, 0);
+        r = recv(fd, rb->p + rb->len, rb->cap - 1 - rb->len, 0);
         if (r > 0) {
-            got += (size_t)r;
-            reply[got] = '\0';
-            nl = memchr(reply, '\n', got);
-            if (nl != NULL) {
-                *nl = '\0';
-                if (strcmp(reply, "DENIED") == 0) {
-                    errno = EACCES; /* a wrong job key: no retry */
-                    goto fail;
-                }
-                break;
+            rb->len += (size_t)r;
+            rb->p[rb->len] = '\0';
+            if ((done = names_complete(rb)) < 0)
+                return -1;
+            if (done && strcmp(rb->p, "DENIED") == 0) {
+                errno = EACCES; /* a wrong job key: no retry */
+                return -1;
             }
         } else if (r == 0 || errno == ECONNRESET) {
-            /* Closed without an answer: evicted before our key was read (retry), a wrong job
-             * key whose DENIED did not fit, or the launcher went away (then the next connect
-             * fails). */
-            *again = got == 0;
+            /* Closed without an answer: evicted before our key was read or while idle
+             * (retry), a wrong job key whose DENIED did not fit, or the launcher went away
+             * (then the next connect fails). */
+            *again = rb->len == 0;
             errno = ECONNRESET;
-            goto fail;
+            return -1;
         } else if (errno == EAGAIN) {
             if (names_wait(fd, POLLIN, deadline) != 0)
-                goto fail;
+                return -1;
         } else if (errno != EINTR) {
-            goto fail;
+            return -1;
         }
     }
-    close(fd);
     return 0;
-fail:
+}
+
+/* One attempt: on the kept connection (out without its first keylen bytes, the key line,
+ * which that connection sent when it was made), else, or when the server had closed that one,
+ * on a new connection. -1 with errno and *again as names_exchange. */
+static int names_request_once(const char *out, size_t len, size_t keylen, uint64_t deadline,
+                              struct names_rbuf *rb, int *again)
+{
+    int fd = names_take(), err;
+
+    if (fd >= 0) {
+        if (names_exchange(fd, out + keylen, len - keylen, deadline, rb, again) == 0) {
+            names_keep(fd, rb);
+            return 0;
+        }
+        err = errno;
+        close(fd);
+        if (!*again) {
+            errno = err;
+            return -1;
+        }
+    }
+    if ((fd = names_connect(deadline)) < 0)
+        return -1;
+    if (names_exchange(fd, out, len, deadline, rb, again) == 0) {
+        names_keep(fd, rb);
+        return 0;
+    }
     err = errno;
     close(fd);
     errno = err;
     return -1;
 }
 
-static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, size_t cap)
+/* Sends req (which ends in '\n'; first the job key on a new connection) and reads the reply
+ * into rb. The server may take wait_ms to answer (a parked lookup). */
+static csn_status names_request_rb(const char *req, uint64_t wait_ms, struct names_rbuf *rb)
 {
     char out[NAMES_LINE_MAX + 64];
     uint64_t deadline, give_up, pause_ms = 5;
     int n, again;
+    size_t keylen = 4 + 32 + 1;
 
     if (wait_ms > NAMES_WAIT_CAP_MS)
         wait_ms = NAMES_WAIT_CAP_MS;
@@ -364,12 +497,12 @@ static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, 
      * registration, a put) may be retried for names_retry_ms. */
     give_up = wait_ms == 0 ? deadline - NAMES_MARGIN_MS + names_retry_ms : deadline;
     n = snprintf(out, sizeof out, "KEY %s\n%s", names_key, req);
-    if (n < 0 || (size_t)n >= sizeof out)
+    if (n < 0 || (size_t)n >= sizeof out || strlen(names_key) != 32)
         return CSN_INVALID_ARGUMENT;
     /* A request the server never read is sent again, after a growing pause, until the
      * deadline: a flood of strangers may push a member's connection out before its key is
      * read, which must delay the member, not fail it. */
-    while (names_request_once(out, (size_t)n, deadline, reply, cap, &again) != 0) {
+    while (names_request_once(out, (size_t)n, keylen, deadline, rb, &again) != 0) {
         int err = errno;
         uint64_t now = names_now_ms();
         if (!again || now + pause_ms >= give_up) {
@@ -386,6 +519,14 @@ static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, 
             deadline = give_up;
     }
     return CSN_OK;
+}
+
+/* A request with a one-line reply, read into reply[0..cap) without its '\n'. */
+static csn_status names_request(const char *req, uint64_t wait_ms, char *reply, size_t cap)
+{
+    struct names_rbuf rb = {.p = reply, .cap = cap, .max = cap};
+
+    return names_request_rb(req, wait_ms, &rb);
 }
 
 /* Maps a reply that is neither of the expected ones. */
@@ -668,6 +809,65 @@ csn_status csni_kv_get(const char *key, uint64_t timeout_ms, char *value, size_t
     if (strncmp(reply, "OK ", 3) != 0 || !names_word_valid(reply + 3))
         return names_bad_reply();
     return names_copy_value(value, cap, reply + 3);
+}
+
+csn_status csni_kv_dump(const char *prefix,
+                        void (*each)(void *arg, const char *key, const char *value), void *arg)
+{
+    char req[NAMES_LINE_MAX];
+    struct names_rbuf rb = {.cap = 4096, .max = NAMES_DUMP_MAX, .dump = true};
+    size_t plen = prefix ? strlen(prefix) : 0;
+    unsigned long i;
+    char *line;
+    csn_status st;
+
+    if (!names_word_valid(prefix) || each == NULL)
+        return CSN_INVALID_ARGUMENT;
+    if (names_enter() == NAMES_LONE) {
+        for (i = 0; i < names_kvcount; i++)
+            if (strncmp(names_kvtab[i].key, prefix, plen) == 0)
+                each(arg, names_kvtab[i].key, names_kvtab[i].value);
+        pthread_mutex_unlock(&names_lock);
+        return CSN_OK;
+    }
+    pthread_mutex_unlock(&names_lock);
+#ifdef CSN_HAVE_PMIX
+    if (names_pmix)
+        return CSN_NOT_FOUND; /* no store to dump: keys are per process */
+#endif
+    if ((rb.p = malloc(rb.cap)) == NULL)
+        return CSN_NO_HEAP;
+    snprintf(req, sizeof req, "DUMP %s\n", prefix);
+    if ((st = names_request_rb(req, 0, &rb)) != CSN_OK)
+        goto done;
+    if (strncmp(rb.p, "OK ", 3) != 0) {
+        st = names_bad_reply();
+        goto done;
+    }
+    /* The lines were counted by names_complete: each is "<key> <value>\n". */
+    for (line = rb.p + rb.body, i = 0; i < rb.want; i++) {
+        char *nl = memchr(line, '\n', (size_t)(rb.p + rb.len - line)), *sp;
+        if (nl == NULL) {
+            st = names_bad_reply();
+            goto done;
+        }
+        *nl = '\0';
+        sp = strchr(line, ' ');
+        if (sp == NULL || !names_word_valid(sp + 1) || strncmp(line, prefix, plen) != 0) {
+            st = names_bad_reply();
+            goto done;
+        }
+        *sp = '\0';
+        if (!names_word_valid(line)) {
+            st = names_bad_reply();
+            goto done;
+        }
+        each(arg, line, sp + 1);
+        line = nl + 1;
+    }
+done:
+    free(rb.p);
+    return st;
 }
 
 csn_status csni_names_alloc_proc(int *id)

@@ -7,8 +7,10 @@
 #include "csn.h"
 #include "boot/boot.h"
 
-/* Name-service wire protocol (server in tools/csnrun/, client here). One request per
- * stream connection (Unix or TCP), text lines ending in '\n':
+/* Name-service wire protocol (server in names/nsserv.c, client here). A stream connection
+ * (Unix or TCP) carries one request at a time, each sent after the previous reply was read
+ * whole; the client keeps it for its next request, the server may close it while idle.
+ * Text lines ending in '\n':
  *   client: "KEY <jobkey>\n"                  first line, always; wrong key => closed, logged
  *   client: "REG <netid-hex> <name>\n"        server: "OK\n" | "TAKEN\n"
  *   client: "UNREG <netid-hex> <name>\n"      server: "OK\n" (only the holder's netid removes)
@@ -16,6 +18,9 @@
  *                                             (parks until registered or timeout)
  *   client: "PUT <key> <value>\n"             server: "OK\n"
  *   client: "GET <timeout-ms> <key>\n"        server: "OK <value>\n" | "NOTFOUND\n" (parks)
+ *   client: "DUMP <prefix>\n"                 server: "OK <n>\n" then n lines "<key> <value>\n":
+ *                                             every key that starts with prefix (an address
+ *                                             book in one exchange; at most 64 MiB)
  *   client: "PROC\n"                          server: "OK <id>\n": a new process id >= size for
  *                                             a process forked by a rank (ids are never reused)
  * A name is the rest of the line (it may contain spaces): 1..255 printable ASCII bytes.
@@ -33,6 +38,11 @@ csn_status csni_names_lookup(const char *name, uint64_t timeout_ms, csn_netid *i
 /* Job-wide key-value store (endpoint addresses "ep.<rank>", ...). */
 csn_status csni_kv_put(const char *key, const char *value);
 csn_status csni_kv_get(const char *key, uint64_t timeout_ms, char *value, size_t cap);
+/* Calls each(arg, key, value) for every key that starts with prefix, as the store holds them
+ * now (in the lone process under its lock: each must not call this module). CSN_NOT_FOUND
+ * under PMIx, whose keys are per process. */
+csn_status csni_kv_dump(const char *prefix,
+                        void (*each)(void *arg, const char *key, const char *value), void *arg);
 
 /* A fresh job-wide process id for a forked child (netid rank field); CSN_NOT_FOUND when the
  * process was not launched (no name service). */

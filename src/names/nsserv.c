@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -17,6 +18,11 @@
 
 #define NS_LINE_MAX 4096 /* longest request line: "PUT " + 1023 + " " + 1023 fits */
 #define NS_IDLE_MS 30000 /* a connection must send its request (and take its reply) in this */
+/* A member's connection is kept after each reply for its next request (names.c keeps one per
+ * process): idle this long, or the longest idle when the table is full, it is closed, and the
+ * client opens a new one. */
+#define NS_KEPT_MS 600000
+#define NS_DUMP_MAX (64u << 20) /* largest DUMP reply */
 /* Until a connection has proven the job key it is a stranger's: it gets NS_KEY_MS to do so (a
  * client sends its key and request in one write right after connecting), and at most
  * NS_PENDING_MAX of them wait at once (NS_PENDING_PER_SRC from one source address, one uid for
@@ -36,12 +42,15 @@ enum ns_wait { NS_WAIT_NAME, NS_WAIT_KEY };
 
 struct ns_conn {
     int fd;
+    int epfd;    /* the service's epoll set, which watches fd */
+    uint32_t ev; /* what it watches fd for: EPOLLIN, or EPOLLOUT while a reply is written */
     int idx; /* its place in ns->conns */
     enum ns_state state;
     uint64_t deadline;
     char in[NS_LINE_MAX];
     size_t inlen;
-    char out[NS_LINE_MAX];
+    char obuf[NS_LINE_MAX];
+    char *out; /* the reply: obuf, or a DUMP's own allocation */
     size_t outlen, outoff;
     enum ns_wait wait_kind; /* NS_PARKED: what it waits for, and its name or key */
     char *wait_for;
@@ -59,13 +68,14 @@ struct ns_item {
 
 struct csni_ns {
     int lfd;            /* listening socket */
+    int epfd;           /* epoll set of the listener and every connection (ns_conn.ev) */
     char sockpath[256]; /* Unix socket to unlink, or "" */
     char key[33];
     int size;
     int next_proc; /* PROC: the next fresh process id */
     struct ns_conn **conns;
     int nconns, capconns, maxconns;
-    int polled_listener; /* csni_ns_pollfds put the listener first */
+    int listening;       /* the listener is in the epoll set */
     char who[32];        /* prefix of messages: "csnrun" or "csn[0]" */
     int npending;        /* connections in NS_READ_KEY */
     uint64_t accept_pause_until; /* accept failed for want of descriptors: rest until then */
@@ -173,6 +183,11 @@ struct csni_ns *csni_ns_create(const char *who, const char *jobdir, const char *
     if (ns == NULL)
         return NULL;
     ns->lfd = -1;
+    ns->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (ns->epfd < 0) {
+        free(ns);
+        return NULL;
+    }
     snprintf(ns->who, sizeof ns->who, "%s", who);
     snprintf(ns->key, sizeof ns->key, "%s", jobkey);
     ns->size = size;
@@ -249,14 +264,25 @@ fail:
     return NULL;
 }
 
+static void ns_free_out(struct ns_conn *c)
+{
+    if (c->out != c->obuf)
+        free(c->out);
+    c->out = c->obuf;
+}
+
 static void ns_close_conn(struct csni_ns *ns, int i)
 {
     struct ns_conn *c = ns->conns[i];
 
     if (c->state == NS_READ_KEY)
         ns->npending--;
+    /* Out of the set before the close: a process forked without exec may share the socket,
+     * and the set would go on reporting it with c freed. */
+    epoll_ctl(ns->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     free(c->wait_for);
+    ns_free_out(c);
     free(c);
     if (i != --ns->nconns) {
         ns->conns[i] = ns->conns[ns->nconns];
@@ -264,18 +290,70 @@ static void ns_close_conn(struct csni_ns *ns, int i)
     }
 }
 
-/* Queues the reply and switches the connection to writing (it is closed once written). */
-static void ns_reply(struct ns_conn *c, const char *fmt, const char *arg)
+/* Switches the connection to writing out[0..len) (then back to reading the next request). */
+/* Makes the epoll set watch c for ev (EPOLLIN or EPOLLOUT). A failure leaves the old interest:
+ * the deadline then ends the connection. */
+static void ns_watch(struct ns_conn *c, uint32_t ev)
 {
-    /* Only authenticated connections are answered (never in NS_READ_KEY). */
-    int n = snprintf(c->out, sizeof c->out, fmt, arg);
+    struct epoll_event e = {.events = ev, .data.ptr = c};
 
-    c->outlen = (n < 0 || (size_t)n >= sizeof c->out) ? 0 : (size_t)n;
+    if (c->ev != ev && epoll_ctl(c->epfd, EPOLL_CTL_MOD, c->fd, &e) == 0)
+        c->ev = ev;
+}
+
+static void ns_send(struct ns_conn *c, size_t len)
+{
+    c->outlen = len;
     c->outoff = 0;
+    ns_watch(c, EPOLLOUT);
     c->state = NS_WRITE;
     c->deadline = ns_now_ms() + NS_IDLE_MS;
     free(c->wait_for);
     c->wait_for = NULL;
+}
+
+/* Queues a one-line reply. */
+static void ns_reply(struct ns_conn *c, const char *fmt, const char *arg)
+{
+    /* Only authenticated connections are answered (never in NS_READ_KEY). */
+    int n;
+
+    ns_free_out(c);
+    n = snprintf(c->obuf, sizeof c->obuf, fmt, arg);
+    ns_send(c, (n < 0 || (size_t)n >= sizeof c->obuf) ? 0 : (size_t)n);
+}
+
+/* Queues the DUMP reply: "OK <n>\n" and n lines "<key> <value>\n", every key that starts
+ * with prefix, in no particular order. */
+static void ns_dump(struct csni_ns *ns, struct ns_conn *c, const char *prefix)
+{
+    size_t plen = strlen(prefix), need = 32, n = 0, off;
+    struct ns_item *it;
+    char *buf;
+    int b;
+
+    for (b = 0; b < NS_BUCKETS; b++)
+        for (it = ns->kv[b]; it != NULL; it = it->next)
+            if (strncmp(it->key, prefix, plen) == 0) {
+                need += strlen(it->key) + strlen(it->value) + 2;
+                n++;
+            }
+    if (need > NS_DUMP_MAX) {
+        ns_reply(c, "ERR %s\n", "reply too large");
+        return;
+    }
+    if ((buf = malloc(need)) == NULL) {
+        ns_reply(c, "ERR %s\n", "out of memory");
+        return;
+    }
+    off = (size_t)snprintf(buf, need, "OK %zu\n", n);
+    for (b = 0; b < NS_BUCKETS; b++)
+        for (it = ns->kv[b]; it != NULL; it = it->next)
+            if (strncmp(it->key, prefix, plen) == 0)
+                off += (size_t)snprintf(buf + off, need - off, "%s %s\n", it->key, it->value);
+    ns_free_out(c);
+    c->out = buf;
+    ns_send(c, off);
 }
 
 /* Answers every parked connection waiting for key in the given table kind. */
@@ -397,6 +475,12 @@ static void ns_request(struct csni_ns *ns, struct ns_conn *c, char *line)
             ns_park(c, NS_WAIT_KEY, rest + 1, v);
         return;
     }
+    if (strncmp(line, "DUMP ", 5) == 0) {
+        if (!ns_word_valid(line + 5))
+            goto bad;
+        ns_dump(ns, c, line + 5);
+        return;
+    }
     if (strcmp(line, "PROC") == 0) {
         if (ns->next_proc > 0xFFFFFF) {
             ns_reply(c, "ERR %s\n", "process ids exhausted");
@@ -497,7 +581,9 @@ static int ns_read(struct csni_ns *ns, struct ns_conn *c)
     }
 }
 
-/* Writes the pending reply. Returns 0 to keep, -1 to close (done or failed). */
+/* Writes the pending reply; once it is all written the connection waits for the next request.
+ * Returns 0 to keep, -1 to close (failed, or the client sent more before its reply: one request
+ * at a time). */
 static int ns_write(struct ns_conn *c)
 {
     while (c->outoff < c->outlen) {
@@ -506,30 +592,61 @@ static int ns_write(struct ns_conn *c)
             return (errno == EAGAIN || errno == EINTR) ? 0 : -1;
         c->outoff += (size_t)w;
     }
-    return -1;
+    if (c->inlen > 0)
+        return -1;
+    ns_free_out(c);
+    c->outlen = c->outoff = 0;
+    ns_watch(c, EPOLLIN);
+    c->state = NS_READ_REQ;
+    c->deadline = ns_now_ms() + NS_KEPT_MS;
+    return 0;
+}
+
+/* The member connection idle the longest (waiting for a next request, none begun), or -1. */
+static int ns_idlest(const struct csni_ns *ns)
+{
+    int i, victim = -1;
+
+    for (i = 0; i < ns->nconns; i++) {
+        const struct ns_conn *c = ns->conns[i];
+        if (c->state == NS_READ_REQ && c->inlen == 0 &&
+            (victim < 0 || c->deadline < ns->conns[victim]->deadline))
+            victim = i;
+    }
+    return victim;
+}
+
+/* Closes the longest idle member connection (its client reconnects when it next asks); 0 when
+ * there was none. */
+static int ns_evict_idle(struct csni_ns *ns)
+{
+    int i = ns_idlest(ns);
+
+    if (i < 0)
+        return 0;
+    ns_close_conn(ns, i);
+    return 1;
 }
 
 int csni_ns_pollfds(struct csni_ns *ns, struct pollfd *fds, int max)
 {
-    int n = 0, i;
+    /* At the connection cap a waiting stranger or an idle member's kept connection can still
+     * be closed for a newcomer; only a table full of busy members (or no descriptor to accept
+     * with) rests the listener. */
+    int want = (ns->nconns < ns->maxconns || ns->npending > 0 || ns_idlest(ns) >= 0) &&
+               ns_now_ms() >= ns->accept_pause_until;
 
-    /* At the connection cap a waiting stranger can still be evicted for a newcomer; only a
-     * table full of members (or no descriptor to accept with) rests the listener. */
-    ns->polled_listener = (ns->nconns < ns->maxconns || ns->npending > 0) && max > 0 &&
-                          ns_now_ms() >= ns->accept_pause_until;
-    if (ns->polled_listener) {
-        fds[n].fd = ns->lfd;
-        fds[n].events = POLLIN;
-        fds[n].revents = 0;
-        n++;
+    if (want != ns->listening) {
+        struct epoll_event e = {.events = EPOLLIN, .data.ptr = NULL};
+        if (epoll_ctl(ns->epfd, want ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, ns->lfd, &e) == 0)
+            ns->listening = want;
     }
-    for (i = 0; i < ns->nconns && n < max; i++) {
-        fds[n].fd = ns->conns[i]->fd;
-        fds[n].events = ns->conns[i]->state == NS_WRITE ? POLLOUT : POLLIN;
-        fds[n].revents = 0;
-        n++;
-    }
-    return n;
+    if (max < 1)
+        return 0;
+    fds[0].fd = ns->epfd;
+    fds[0].events = POLLIN;
+    fds[0].revents = 0;
+    return 1;
 }
 
 /* The oldest stranger (of source src when same_src) is closed; 0 when there was none. Each
@@ -610,7 +727,7 @@ static void ns_accept(struct csni_ns *ns)
                 ns->accept_pause_until = ns_now_ms() + NS_ACCEPT_PAUSE_MS;
             return;
         }
-        if (ns->nconns >= ns->maxconns && !ns_evict(ns, 0, 0)) {
+        if (ns->nconns >= ns->maxconns && !ns_evict(ns, 0, 0) && !ns_evict_idle(ns)) {
             close(fd); /* not reached: the listener is polled only with room or strangers */
             return;
         }
@@ -637,11 +754,20 @@ static void ns_accept(struct csni_ns *ns)
             return;
         }
         c->fd = fd;
+        c->epfd = ns->epfd;
+        c->ev = EPOLLIN;
+        c->out = c->obuf;
         c->state = NS_READ_KEY;
         c->deadline = ns_now_ms() + NS_KEY_MS;
         c->born = ++ns->seq;
         c->src = src;
         c->idx = ns->nconns;
+        struct epoll_event e = {.events = EPOLLIN, .data.ptr = c};
+        if (epoll_ctl(ns->epfd, EPOLL_CTL_ADD, fd, &e) != 0) {
+            close(fd);
+            free(c);
+            return;
+        }
         ns->conns[ns->nconns++] = c;
         ns->npending++;
         /* A client writes its key and request right after connecting: usually they are here
@@ -677,33 +803,29 @@ static void ns_log_flush(struct csni_ns *ns, uint64_t now, int force)
 
 void csni_ns_handle(struct csni_ns *ns, const struct pollfd *fds, int n)
 {
-    int i, off = ns->polled_listener, npolled = n - off;
-    struct ns_conn **snap;
+    struct epoll_event ev[64];
+    int i, k, accept_now = 0;
     uint64_t now;
 
-    /* fds[off + i] is the connection that was conns[i] when polled. Handling one (a REG)
-     * may answer others and closing reorders the array, so work from a snapshot. */
-    snap = npolled > 0 ? malloc((size_t)npolled * sizeof *snap) : NULL;
-    if (npolled > 0 && snap == NULL)
-        return;
-    if (npolled > 0)
-        memcpy(snap, ns->conns, (size_t)npolled * sizeof *snap);
-    for (i = 0; i < npolled; i++) {
-        struct ns_conn *c = snap[i];
-        short ev = fds[off + i].revents;
+    /* Connections only ever close themselves while their own events are handled (a REG may
+     * answer others, not close them); the listener's turn, which may evict any, comes last. */
+    k = n > 0 && fds[0].revents != 0 ? epoll_wait(ns->epfd, ev, 64, 0) : 0;
+    for (i = 0; i < k; i++) {
+        struct ns_conn *c = ev[i].data.ptr;
         int close_it = 0;
 
-        if (ev == 0)
+        if (c == NULL) {
+            accept_now = 1;
             continue;
-        if (ev & (POLLIN | POLLHUP | POLLERR))
+        }
+        if (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
             close_it = ns_read(ns, c) != 0;
         if (!close_it && c->state == NS_WRITE)
             close_it = ns_write(c) != 0;
         if (close_it)
             ns_close_conn(ns, c->idx);
     }
-    free(snap);
-    if (off && fds[0].revents != 0)
+    if (accept_now)
         ns_accept(ns);
 
     /* Deadlines: a parked request is answered NOTFOUND; an idle connection is dropped.
@@ -777,6 +899,7 @@ void csni_ns_destroy(struct csni_ns *ns)
     free(ns->conns);
     if (ns->lfd >= 0)
         close(ns->lfd);
+    close(ns->epfd);
     if (ns->sockpath[0] != '\0')
         unlink(ns->sockpath);
     for (b = 0; b < NS_BUCKETS; b++) {

@@ -1,10 +1,13 @@
 /* names_client.c: tests of the boot environment and the name-service client (lone table, and
  * against csnrun's server). */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -329,6 +332,179 @@ static int test_ghost(void)
     return 0;
 }
 
+/* ---- the kept connection and the address book's DUMP ---- */
+
+/* How many sockets the process holds; *ino: the inode of the last one found. */
+static int count_sockets(unsigned long *ino)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int n = 0;
+
+    CHECK(d != NULL);
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        char path[300];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        if (e->d_name[0] != '.' && stat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+            *ino = (unsigned long)st.st_ino;
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+struct dump_seen {
+    int n, bad;
+    const char *prefix;
+};
+
+/* Checks each key's value: "bk.R" holds "vR", "big.I" holds I's 300-byte value. */
+static void big_value(int i, char *v, size_t cap)
+{
+    int n = snprintf(v, cap, "%d-", i);
+    memset(v + n, 'a' + i % 26, 300 - (size_t)n);
+    v[300] = '\0';
+}
+
+static void dump_each(void *arg, const char *key, const char *value)
+{
+    struct dump_seen *s = arg;
+    char want[320];
+    int i;
+
+    if (strncmp(key, s->prefix, strlen(s->prefix)) != 0 ||
+        sscanf(key + strlen(s->prefix), "%d", &i) != 1) {
+        s->bad++;
+        return;
+    }
+    if (strcmp(s->prefix, "big.") == 0)
+        big_value(i, want, sizeof want);
+    else
+        snprintf(want, sizeof want, "v%d", i);
+    s->bad += strcmp(value, want) != 0;
+    s->n++;
+}
+
+static struct dump_seen dump_count(const char *prefix)
+{
+    struct dump_seen s = {.prefix = prefix};
+    EXPECT(csni_kv_dump(prefix, dump_each, &s), CSN_OK);
+    return s;
+}
+
+/* One socket to the service, the same one across 200 requests; DUMP of a few keys, of none, and
+ * of a megabyte. Fails where every request opens (and closes) its own connection. */
+static int test_kept(void)
+{
+    struct csni_boot b;
+    struct dump_seen s;
+    unsigned long ino0 = 0, ino = 0;
+    char key[32], val[320];
+    int base, i;
+
+    EXPECT(csni_boot_init(&b), CSN_OK);
+    CHECK(b.size >= 2);
+    EXPECT(csni_names_init(&b), CSN_OK);
+    base = count_sockets(&ino0);
+    snprintf(key, sizeof key, "bk.%d", b.rank);
+    snprintf(val, sizeof val, "v%d", b.rank);
+    EXPECT(csni_kv_put(key, val), CSN_OK);
+    CHECK(count_sockets(&ino0) == base + 1);
+    for (i = 0; i < 200; i++) {
+        snprintf(key, sizeof key, "bk.%d", b.rank);
+        EXPECT(csni_kv_get(key, 0, val, sizeof val), CSN_OK);
+    }
+    CHECK(count_sockets(&ino) == base + 1 && ino == ino0);
+    if (b.rank == 0) {
+        for (i = 0; i < 3000; i++) {
+            snprintf(key, sizeof key, "big.%d", i);
+            big_value(i, val, sizeof val);
+            EXPECT(csni_kv_put(key, val), CSN_OK);
+        }
+        EXPECT(csni_kv_put("big.done", "1"), CSN_OK);
+    }
+    for (i = 0; i < b.size; i++) {
+        snprintf(key, sizeof key, "bk.%d", i);
+        kv_wait(key, val, sizeof val);
+    }
+    s = dump_count("bk.");
+    CHECK(s.n == b.size && s.bad == 0);
+    s = dump_count("nothing.");
+    CHECK(s.n == 0 && s.bad == 0);
+    if (b.rank == 1) {
+        kv_wait("big.done", val, sizeof val);
+        s = dump_count("big.");
+        CHECK(s.n == 3000 && s.bad == 1); /* and "big.done", which names no number */
+    }
+    CHECK(count_sockets(&ino) == base + 1 && ino == ino0);
+    snprintf(key, sizeof key, "kept.%d", b.rank);
+    EXPECT(csni_kv_put(key, "1"), CSN_OK);
+    for (i = 0; i < b.size; i++) {
+        snprintf(key, sizeof key, "kept.%d", i);
+        kv_wait(key, val, sizeof val);
+    }
+    csni_names_fini();
+    printf("names kept rank %d: ok\n", b.rank);
+    return 0;
+}
+
+/* More processes keep a connection than the service has room for (run with 320 descriptors:
+ * its cap is 256): forked children each keep one, all stay, then each asks again. The idle
+ * kept connections make way for new ones, and a child whose connection was closed gets its
+ * answer on a new one. Also: a forked child never uses its parent's connection. */
+#define KEPT_CHILDREN 300
+static int test_kept_fork(void)
+{
+    struct csni_boot b;
+    int go[2], i, failed = 0;
+    pid_t kids[KEPT_CHILDREN];
+    char val[16];
+
+    EXPECT(csni_boot_init(&b), CSN_OK);
+    EXPECT(csni_names_init(&b), CSN_OK);
+    EXPECT(csni_kv_put("kf.parent", "v0"), CSN_OK);
+    CHECK(pipe(go) == 0);
+    for (i = 0; i < KEPT_CHILDREN; i++) {
+        kids[i] = fork();
+        CHECK(kids[i] >= 0);
+        if (kids[i] == 0) {
+            char key[32], c;
+            close(go[1]);
+            snprintf(key, sizeof key, "kf.%d", i);
+            if (csni_kv_put(key, "v1") != CSN_OK)
+                _exit(3);
+            if (read(go[0], &c, 1) != 1)
+                _exit(4);
+            _exit(csni_kv_get("kf.go", 0, val, sizeof val) == CSN_OK ? 0 : 5);
+        }
+    }
+    close(go[0]);
+    for (;;) {
+        struct dump_seen s = {.prefix = "kf."};
+        EXPECT(csni_kv_dump("kf.", dump_each, &s), CSN_OK);
+        if (s.n == KEPT_CHILDREN)
+            break;
+        usleep(20000);
+    }
+    EXPECT(csni_kv_put("kf.go", "1"), CSN_OK);
+    for (i = 0; i < KEPT_CHILDREN; i++)
+        CHECK(write(go[1], "g", 1) == 1);
+    for (i = 0; i < KEPT_CHILDREN; i++) {
+        int st;
+        CHECK(waitpid(kids[i], &st, 0) == kids[i]);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "child %d: status %#x\n", i, st);
+            failed++;
+        }
+    }
+    CHECK(failed == 0);
+    csni_names_fini();
+    printf("names kept-fork: ok\n");
+    return 0;
+}
+
 /* ---- the environment parser and a lost server ---- */
 
 static void set_job_env(void)
@@ -416,6 +592,10 @@ int main(int argc, char **argv)
         return test_many();
     if (argc == 2 && strcmp(argv[1], "ghost") == 0)
         return test_ghost();
-    fprintf(stderr, "usage: %s lone|job|boot|many|ghost\n", argv[0]);
+    if (argc == 2 && strcmp(argv[1], "kept") == 0)
+        return test_kept();
+    if (argc == 2 && strcmp(argv[1], "kept-fork") == 0)
+        return test_kept_fork();
+    fprintf(stderr, "usage: %s lone|job|boot|many|ghost|kept|kept-fork\n", argv[0]);
     return 2;
 }

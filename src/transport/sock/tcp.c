@@ -81,7 +81,7 @@ static csn_status tcp_listen(const char *dir, int me, int *fd, char *addr, size_
     }
     if ((s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
         return tcp_errno(errno);
-    if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 || bind(s, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s, 128) < 0 ||
+    if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 || bind(s, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s, SOMAXCONN) < 0 ||
         getsockname(s, (struct sockaddr *)&sa, &len) < 0) {
         int e = errno;
         close(s);

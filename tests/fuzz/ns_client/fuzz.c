@@ -1,6 +1,8 @@
 /* ns_client: the name-service client (src/names/names.c) against a server that answers any
  * request with the input's bytes. The first byte picks the call (lookup, register, unregister,
- * kv get, kv put, process id); the rest is the reply. The client must return a status (and a
+ * kv get, kv put, process id, kv dump); the rest is the reply. The client keeps a connection
+ * that answered well, which this server then closes: each call also takes the way back from a
+ * dead kept connection. The client must return a status (and a
  * sane value for OK), never crash or hang. */
 #include <pthread.h>
 #include <stdint.h>
@@ -68,6 +70,15 @@ static void setup(void)
         abort();
 }
 
+/* A DUMP's entries must be keys of the prefix and values as the protocol allows. */
+static void dump_each(void *arg, const char *key, const char *value)
+{
+    (void)arg;
+    if (strncmp(key, "key", 3) != 0 || value[0] == '\0' || strchr(key, ' ') || strchr(value, ' ') ||
+        strchr(value, '\n'))
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     csn_netid id = 0;
@@ -83,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     reply = data + 1;
     replylen = size - 1;
     pthread_mutex_unlock(&mu);
-    switch (data[0] % 6) {
+    switch (data[0] % 7) {
     case 0:
         st = csni_names_lookup("name", 0, &id);
         if (st == CSN_OK && id == 0)
@@ -102,6 +113,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case 4:
         (void)csni_kv_put("key", "value");
+        break;
+    case 6:
+        (void)csni_kv_dump("key", dump_each, NULL);
         break;
     default:
         st = csni_names_alloc_proc(&proc);

@@ -29,14 +29,29 @@ static void cleanup(void)
 
 static int reply_ok(const char *s, size_t n)
 {
-    /* Every reply is one line starting with one of these. */
+    /* Every reply is one line starting with one of these, except a DUMP's: "OK <k>\n" and k
+     * lines "<key> <value>\n". A connection is answered once: its request came with more. */
     static const char *ok[] = {"OK", "TAKEN", "NOTFOUND", "ERR ", "DENIED"};
+    const char *nl;
     size_t i;
 
     if (n == 0)
         return 1;
-    if (s[n - 1] != '\n' || memchr(s, '\n', n) != s + n - 1)
+    if (s[n - 1] != '\n')
         return 0;
+    nl = memchr(s, '\n', n);
+    if (nl != s + n - 1) {
+        unsigned long k, lines = 0;
+        char *end;
+        if (strncmp(s, "OK ", 3) != 0)
+            return 0;
+        k = strtoul(s + 3, &end, 10);
+        if (end != nl)
+            return 0;
+        for (const char *q = nl + 1; q < s + n; q++)
+            lines += *q == '\n';
+        return lines == k;
+    }
     for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         if (strncmp(s, ok[i], strlen(ok[i])) == 0)
             return 1;
@@ -116,8 +131,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
     }
     for (i = 0; i < ncl; i++) {
-        if (cfd[i] >= 0)
+        if (cfd[i] >= 0) {
+            if (!reply_ok(rep[i], replen[i]))
+                abort(); /* kept open after its reply: what came must still be well formed */
             close(cfd[i]);
+        }
     }
     csni_ns_destroy(ns);
     return 0;
