@@ -457,6 +457,7 @@ static int names_request_once(const char *out, size_t len, size_t keylen, uint64
 {
     int fd = names_take(), err;
 
+    *again = 0;
     if (fd >= 0) {
         if (names_exchange(fd, out + keylen, len - keylen, deadline, rb, again) == 0) {
             names_keep(fd, rb);
