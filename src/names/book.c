@@ -23,20 +23,18 @@ static char **book_tab;
 static int book_size;
 static unsigned book_misses, book_next_dump = BOOK_FIRST_DUMP;
 
-/* A thread of the parent may hold the lock when another forks: the child's copy is freed. */
-static void book_atfork_prepare(void)
+/* A thread of the parent may hold the lock when another forks: the child's copy starts free.
+ * (Only a pointer store or a count can be cut short by the fork: the table stays usable.) No
+ * prepare handler takes it: the library's other fork handler (core/proc.c) takes its own lock,
+ * and two handlers' locks in an order the registration decides would be an inversion. */
+static void book_atfork_child(void)
 {
-    pthread_mutex_lock(&book_lock);
-}
-
-static void book_atfork_release(void)
-{
-    pthread_mutex_unlock(&book_lock);
+    pthread_mutex_init(&book_lock, NULL);
 }
 
 __attribute__((constructor)) static void book_register_atfork(void)
 {
-    CSNI_ASSERT(pthread_atfork(book_atfork_prepare, book_atfork_release, book_atfork_release) == 0);
+    CSNI_ASSERT(pthread_atfork(NULL, NULL, book_atfork_child) == 0);
 }
 
 /* Copies src; CSN_OVERRUN (truncated, terminated) when cap is too small. */
