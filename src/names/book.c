@@ -37,20 +37,6 @@ __attribute__((constructor)) static void book_register_atfork(void)
     CSNI_ASSERT(pthread_atfork(NULL, NULL, book_atfork_child) == 0);
 }
 
-/* Copies src; CSN_OVERRUN (truncated, terminated) when cap is too small. */
-static csn_status book_copy(char *addr, size_t cap, const char *src)
-{
-    size_t n = strlen(src);
-
-    if (n < cap) {
-        memcpy(addr, src, n + 1);
-        return CSN_OK;
-    }
-    memcpy(addr, src, cap - 1);
-    addr[cap - 1] = '\0';
-    return CSN_OVERRUN;
-}
-
 /* Enters value as rank's endpoint unless it is there already (book_lock held). */
 static void book_enter(int rank, const char *value)
 {
@@ -84,7 +70,7 @@ static int book_look(int size, int rank, char *addr, size_t cap, csn_status *st,
         book_size = book_tab != NULL ? size : 0;
     }
     if (rank < book_size && book_tab[rank] != NULL) {
-        *st = book_copy(addr, cap, book_tab[rank]);
+        *st = csni_kv_copy(addr, cap, book_tab[rank]);
         found = 1;
     } else if (dump != NULL && ++book_misses >= book_next_dump) {
         *dump = 1;

@@ -750,8 +750,7 @@ csn_status csni_kv_put(const char *key, const char *value)
     return strcmp(reply, "OK") == 0 ? CSN_OK : names_bad_reply();
 }
 
-/* Copies the value; CSN_OVERRUN (with a truncated, terminated copy) when cap is too small. */
-static csn_status names_copy_value(char *value, size_t cap, const char *src)
+csn_status csni_kv_copy(char *value, size_t cap, const char *src)
 {
     size_t n = strlen(src);
 
@@ -780,7 +779,7 @@ csn_status csni_kv_get(const char *key, uint64_t timeout_ms, char *value, size_t
 
         while ((e = names_kvfind(key)) == NULL && r != ETIMEDOUT)
             r = pthread_cond_timedwait(&names_cond, &names_lock, &until);
-        st = e != NULL ? names_copy_value(value, cap, e->value) : CSN_NOT_FOUND;
+        st = e != NULL ? csni_kv_copy(value, cap, e->value) : CSN_NOT_FOUND;
         pthread_mutex_unlock(&names_lock);
         return st;
     }
@@ -809,7 +808,7 @@ csn_status csni_kv_get(const char *key, uint64_t timeout_ms, char *value, size_t
         return CSN_NOT_FOUND;
     if (strncmp(reply, "OK ", 3) != 0 || !names_word_valid(reply + 3))
         return names_bad_reply();
-    return names_copy_value(value, cap, reply + 3);
+    return csni_kv_copy(value, cap, reply + 3);
 }
 
 csn_status csni_kv_dump(const char *prefix,

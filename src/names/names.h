@@ -38,6 +38,9 @@ csn_status csni_names_lookup(const char *name, uint64_t timeout_ms, csn_netid *i
 /* Job-wide key-value store (endpoint addresses "ep.<rank>", ...). */
 csn_status csni_kv_put(const char *key, const char *value);
 csn_status csni_kv_get(const char *key, uint64_t timeout_ms, char *value, size_t cap);
+/* Copies a value into value[0..cap) (cap > 0); CSN_OVERRUN, with a truncated, terminated copy,
+ * when cap is too small. */
+csn_status csni_kv_copy(char *value, size_t cap, const char *src);
 /* Calls each(arg, key, value) for every key that starts with prefix, as the store holds them
  * now (in the lone process under its lock: each must not call this module). CSN_NOT_FOUND
  * under PMIx, whose keys are per process. */
