@@ -26,7 +26,7 @@ static csn_status unix_listen(const char *dir, int me, int *fd, char *addr, size
     if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
         return unix_errno(errno);
     unlink(sa.sun_path);
-    if (bind(s, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s, SOMAXCONN) < 0) {
+    if (bind(s, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s, 128) < 0) {
         int e = errno;
         close(s);
         return unix_errno(e);
