@@ -166,14 +166,14 @@ static int pmix_host_addr(char *out, size_t cap)
 static void *pmix_ns_main(void *arg)
 {
     struct csni_ns *ns = arg;
-    struct pollfd fds[PMIX_NS_MAXCONNS + 1];
+    struct pollfd fds[CSNI_NS_POLLFDS];
     sigset_t all;
 
     /* The application's signals are for its own threads. */
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     for (;;) {
-        int n = csni_ns_pollfds(ns, fds, PMIX_NS_MAXCONNS + 1), timeout = -1;
+        int n = csni_ns_pollfds(ns, fds, CSNI_NS_POLLFDS), timeout = -1;
         uint64_t dl = csni_ns_next_deadline(ns);
         struct timespec ts;
 

@@ -100,8 +100,7 @@ csn_status csni_book_get(int size, int rank, uint64_t wait_ms, char *addr, size_
     if ((st = csni_kv_get(key, wait_ms, addr, cap)) != CSN_OK)
         return st;
     pthread_mutex_lock(&book_lock);
-    if (book_tab != NULL)
-        book_enter(rank, addr);
+    book_enter(rank, addr);
     pthread_mutex_unlock(&book_lock);
     return CSN_OK;
 }

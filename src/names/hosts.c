@@ -1,9 +1,7 @@
 /* hosts.c: which host each rank of the job is on (from its published endpoint), and so which
  * network kind messages between two ranks take. Called by the job helper csn_job_transport
  * and by the debug trace; it calls only down (the address book, the network kinds). */
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "core/state.h"
@@ -12,39 +10,17 @@
 #include "transport/net.h"
 #include "transport/ofi/ofi.h"
 
-/* The host of every rank, from its published endpoint ("ADDR[|ADDR2]|h=HOST", core/proc.c),
- * each fetched once (under job_lock; the table is never freed: it is as big as the job). */
-static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
-static char **job_hosts;
-static int job_nhosts;
-
-/* 0 with *host set (owned by the table), -1 when rank's endpoint is not to be had. */
-static int job_host_of(const struct csni_proc *p, int rank, const char **host)
+/* The host of rank, from its published endpoint ("ADDR[|ADDR2]|h=HOST", core/proc.c), which
+ * the address book keeps once fetched: a pointer into ep (room for an endpoint), "" when the
+ * endpoint names none; NULL when rank's endpoint is not to be had. */
+static const char *job_host_of(const struct csni_proc *p, int rank, char *ep, size_t cap)
 {
-    char ep[1024];
-    int rv = -1;
+    const char *h;
 
-    pthread_mutex_lock(&job_lock);
-    if (job_hosts == NULL) {
-        if ((job_hosts = calloc((size_t)p->boot.size, sizeof *job_hosts)) == NULL)
-            goto fail;
-        job_nhosts = p->boot.size;
-    }
-    if (rank >= job_nhosts)
-        goto fail;
-    if (job_hosts[rank] == NULL) {
-        const char *h;
-        if (csni_book_get(p->boot.size, rank, p->tun.lookup_timeout_ms, ep, sizeof ep) != CSN_OK)
-            goto fail;
-        h = strstr(ep, "|h=");
-        if ((job_hosts[rank] = strdup(h != NULL ? h + 3 : "")) == NULL)
-            goto fail;
-    }
-    *host = job_hosts[rank];
-    rv = 0;
-fail:
-    pthread_mutex_unlock(&job_lock);
-    return rv;
+    if (csni_book_get(p->boot.size, rank, p->tun.lookup_timeout_ms, ep, cap) != CSN_OK)
+        return NULL;
+    h = strstr(ep, "|h=");
+    return h != NULL ? h + 3 : "";
 }
 
 const char *csni_within_name(const struct csni_proc *p)
@@ -58,6 +34,7 @@ const char *csni_within_name(const struct csni_proc *p)
 
 const char *csni_pair_transport(struct csni_proc *p, int a, int b)
 {
+    char epa[1024], epb[1024];
     const char *ha, *hb;
 
     if (a < 0 || b < 0 || a >= p->boot.size || b >= p->boot.size)
@@ -71,7 +48,7 @@ const char *csni_pair_transport(struct csni_proc *p, int a, int b)
     /* Every rank on this host (csnrun's CSN_LOCAL_SIZE, PMIx's local size): no lookups. */
     if (!p->boot.launched || p->boot.local_size >= p->boot.size)
         return within;
-    if (job_host_of(p, a, &ha) != 0 || job_host_of(p, b, &hb) != 0)
+    if (!(ha = job_host_of(p, a, epa, sizeof epa)) || !(hb = job_host_of(p, b, epb, sizeof epb)))
         return NULL;
     if (ha[0] == '\0' || hb[0] == '\0' || strcmp(ha, hb) == 0)
         return within;

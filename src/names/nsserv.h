@@ -16,6 +16,8 @@ struct csni_ns;
 struct csni_ns *csni_ns_create(const char *who, const char *jobdir, const char *jobkey, int size,
                                int tcp, const char *advertise, int maxconns, char *addr,
                                size_t cap);
+/* The most descriptors csni_ns_pollfds gives. */
+#define CSNI_NS_POLLFDS 1
 /* Appends the fds to watch to fds (room for max); returns how many: one, an epoll set that
  * watches the listener and every connection, so that a loop's poll costs the same with ten
  * thousand kept connections as with one. */

@@ -585,7 +585,7 @@ static void launch_agents_silent(struct launch *L)
 
 static int launch_loop(struct launch *L)
 {
-    int maxfds = 2 + L->nagents + 65536;
+    int maxfds = 1 + L->nagents + CSNI_NS_POLLFDS;
     struct pollfd *fds = calloc((size_t)maxfds, sizeof *fds);
 
     if (fds == NULL)

@@ -104,8 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         p = sep + 2;
     }
     for (turn = 0; turn < 64; turn++) {
-        struct pollfd fds[1 + 64];
-        int n = csni_ns_pollfds(ns, fds, 1 + 64), open = 0;
+        struct pollfd fds[CSNI_NS_POLLFDS];
+        int n = csni_ns_pollfds(ns, fds, CSNI_NS_POLLFDS), open = 0;
 
         (void)poll(fds, (nfds_t)n, 0);
         csni_ns_handle(ns, fds, n);
