@@ -3,18 +3,20 @@
 # Ring of 1 KiB, one iteration) at N ranks on this host, rounds alternating A and B.
 #
 # usage: bench/startup-ab.sh [--build DIR] [--rounds N] [--timeout S] [--hello] [--netns]
-#                             LIBDIR_A LIBDIR_B [SIZE...]
+#                             [--nettest-a FILE] LIBDIR_A LIBDIR_B [SIZE...]
 #   LIBDIR_A, LIBDIR_B: directories that each hold a libcsn.so.0 (a copy of build/src's from
 #   two commits); csnrun and nettest come from --build DIR (default: $BUILD, else ./build) and
 #   load the library given by LD_LIBRARY_PATH. --rounds N (default 3); --timeout S (default 200)
 #   per run, a run past it counts as failed. SIZE: job sizes (default 512 1024). --hello: time
 #   examples/hello too, after the nettest of each round. --netns: across the four network-
 #   namespace hosts of tests/netns/testbed.sh (root; TCP between hosts, 200 Mbit/s links).
+#   --nettest-a FILE: side A runs this nettest (another commit's) instead of the build's (an
+#   A/B of the program; give both sides the same LIBDIR to compare the program alone).
 # Runs under flock /tmp/csn-bench.lock. Prints one line per run, then per size the median wall
 # time of each side and B/A.
 set -u
 usage() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
-build=${BUILD:-build} ROUNDS=3 LIMIT=200 HELLO=0 NETNS=0
+build=${BUILD:-build} ROUNDS=3 LIMIT=200 HELLO=0 NETNS=0 NETTEST_A=
 args=("$@")
 while [ $# -gt 0 ]; do
     case $1 in
@@ -24,6 +26,7 @@ while [ $# -gt 0 ]; do
     --timeout) LIMIT=${2:?--timeout needs seconds}; shift 2 ;;
     --hello) HELLO=1; shift ;;
     --netns) NETNS=1; shift ;;
+    --nettest-a) NETTEST_A=${2:?--nettest-a needs a file}; shift 2 ;;
     -*) echo "startup-ab.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) break ;;
     esac
@@ -39,7 +42,12 @@ for v in "$ROUNDS" "$LIMIT"; do
 done
 BD=$(cd "$build" 2>/dev/null && pwd) || { echo "startup-ab.sh: no such build directory: $build" >&2; exit 2; }
 CSNRUN=$BD/tools/csnrun/csnrun NETTEST=$BD/bench/nettest/nettest HELLOP=$BD/examples/hello
-for f in "$CSNRUN" "$NETTEST" "$HELLOP"; do
+if [ -n "$NETTEST_A" ]; then
+    NETTEST_A=$(cd "$(dirname "$NETTEST_A")" && pwd)/$(basename "$NETTEST_A")
+else
+    NETTEST_A=$NETTEST
+fi
+for f in "$CSNRUN" "$NETTEST" "$NETTEST_A" "$HELLOP"; do
     [ -x "$f" ] || { echo "startup-ab.sh: $f not built" >&2; exit 2; }
 done
 SIZES=${*:-512 1024}
@@ -54,7 +62,7 @@ fi
 
 exec 9>/tmp/csn-bench.lock
 flock 9
-echo "# bench/startup-ab.sh --rounds $ROUNDS --timeout $LIMIT$([ $HELLO = 1 ] && echo " --hello")$([ $NETNS = 1 ] && echo " --netns") $A $B $SIZES"
+echo "# bench/startup-ab.sh --rounds $ROUNDS --timeout $LIMIT$([ $HELLO = 1 ] && echo " --hello")$([ $NETNS = 1 ] && echo " --netns")$([ "$NETTEST_A" != "$NETTEST" ] && echo " --nettest-a $NETTEST_A") $A $B $SIZES"
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 median() {
     [ $# -eq 0 ] && { echo -; return; }
@@ -82,7 +90,9 @@ for n in $SIZES; do
             if [ $prog = hello ]; then
                 set -- $(run "$dir" "$n" "$HELLOP")
             else
-                set -- $(run "$dir" "$n" "$NETTEST" uK m1 M1 T1 R1 Coff Ptotal)
+                prog_nt=$NETTEST
+                [ $side = A ] && prog_nt=$NETTEST_A
+                set -- $(run "$dir" "$n" "$prog_nt" uK m1 M1 T1 R1 Coff Ptotal)
             fi
             s=$1 rc=$2
             why=

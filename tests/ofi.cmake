@@ -30,10 +30,11 @@ add_test(NAME ofi_tcp_mp_exchange2 COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARG
 add_test(NAME ofi_tcp_mp_overlap COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> overlap)
 add_test(NAME ofi_tcp_mp_peerlost COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> peerlost)
 add_test(NAME ofi_tcp_mp_barrier COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 4 $<TARGET_FILE:test_mp> barrier)
+add_test(NAME ofi_tcp_mp_learn COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> learn)
 add_test(NAME ofi_tcp_bogus COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_bogus>)
 add_test(NAME ofi_tcp_harden_args COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_harden> args)
 set_tests_properties(ofi_tcp_mp_exchange2 ofi_tcp_mp_overlap ofi_tcp_mp_peerlost ofi_tcp_mp_barrier
-  ofi_tcp_bogus ofi_tcp_harden_args
+  ofi_tcp_mp_learn ofi_tcp_bogus ofi_tcp_harden_args
   PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77 ENVIRONMENT "${OFI_ENV};FI_PROVIDER=tcp")
 add_test(NAME ofi_tcp_mp_backpressure COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> backpressure)
 # KNOWN FAILURE, disabled (shown as "Not Run (Disabled)"): the receiver's RSS grows ~17 MiB

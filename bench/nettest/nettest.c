@@ -405,7 +405,9 @@ int main(int argc, char **argv)
     struct nt_prov prov = {.flavour = NETTEST_FLAVOUR,
                            .build_date = date,
                            .library = comm_library(),
-                           .transport = comm_transport(),
+                           /* Rank 0 alone writes it: the other ranks' looks at every
+                            * rank's host would each fetch the whole address book. */
+                           .transport = c.me == 0 ? comm_transport() : "",
                            .date = when,
                            .command = command,
                            .nprocs = c.np,

@@ -472,6 +472,41 @@ static void match_on_message(struct csni_conn *c, const struct csni_frame *f,
         match_to_store(c, t, f, staged, pl);
 }
 
+/* pp's ids below n were handed out (answering question gen; 0: unasked): the transmits held
+ * for them leave or fail, in the order they were held. */
+static void match_count(struct csni_peer *pp, uint32_t n, uint64_t gen)
+{
+    for (;;) {
+        struct csni_op *refused, *go = csni_rtid_answer(pp, n, gen, &refused);
+        if (!go && !refused)
+            break;
+        for (struct csni_op *next; go; go = next) {
+            next = go->next;
+            match_send(go->t, go, pp, false);
+        }
+        for (struct csni_op *next; refused; refused = next) {
+            next = refused->next;
+            csni_complete_unlocked(refused, refused->status);
+        }
+        csni_rtid_released(pp);
+    }
+}
+
+/* A message from the peer's transport tid shows that its ids up to tid were handed out (they
+ * are handed out in order and never reused): as good as an unasked count, and it spares the
+ * question's round trip when a process first answers a peer that spoke first (a gather's
+ * answer, a reply). Taken only where all of a peer's frames come over the one connection it
+ * sends on (not CSN_CONN_PER_TRANSPORT): there the close of any of its transports (TIDS GONE)
+ * arrives before any message it sent later. One relaxed load when the id is known. */
+static void match_learn_tid(struct csni_conn *c, const struct csni_frame *f)
+{
+    uint32_t tid = csni_frame_src_tport(f);
+    if (tid == CSNI_SYS_TPORT || tid == UINT32_MAX || c->p->tun.conn_per_transport ||
+        tid < atomic_load_explicit(&c->pp->tids, memory_order_relaxed))
+        return;
+    match_count(c->pp, tid + 1, 0);
+}
+
 /* A note about transport ids: a question (answered with our count), an answer (our held
  * transmits to that peer leave or fail), or a transport of the peer closed. */
 static void match_on_tids(struct csni_conn *c, const struct csni_frame *f)
@@ -486,20 +521,7 @@ static void match_on_tids(struct csni_conn *c, const struct csni_frame *f)
         break;
     }
     case CSNI_TIDS_COUNT:
-        for (;;) {
-            struct csni_op *refused, *go = csni_rtid_answer(pp, v, csni_frame_tids_gen(f), &refused);
-            if (!go && !refused)
-                break;
-            for (struct csni_op *n; go; go = n) {
-                n = go->next;
-                match_send(go->t, go, pp, false);
-            }
-            for (struct csni_op *n; refused; refused = n) {
-                n = refused->next;
-                csni_complete_unlocked(refused, refused->status);
-            }
-            csni_rtid_released(pp);
-        }
+        match_count(pp, v, csni_frame_tids_gen(f));
         break;
     case CSNI_TIDS_GONE:
         csni_rtid_gone(pp, v);
@@ -513,6 +535,7 @@ void csni_proto_frame(struct csni_conn *c, const struct csni_frame *f, const uin
     switch (f->type) {
     case CSNI_F_EAGER:
     case CSNI_F_RTS:
+        match_learn_tid(c, f);
         match_on_message(c, f, staged, pl);
         break;
     case CSNI_F_CTS:

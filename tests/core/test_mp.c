@@ -1,6 +1,8 @@
 /* test_mp.c: multi-process semantics under csnrun: exchange, FIFO, any/one source, overrun,
- * overlap (either side computing), back-pressure, peer loss, barrier. */
+ * overlap (either side computing), back-pressure, peer loss, barrier, replies that need no
+ * question about the peer's transports. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -392,11 +394,95 @@ static void mode_barrier(void)
     }
 }
 
+/* Whether process pid is stopped (its state in /proc/PID/stat is 'T'). */
+static int is_stopped(pid_t pid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int stopped = 0;
+    if (fgets(line, sizeof line, f)) {
+        char *end = strrchr(line, ')'); /* the name may hold spaces */
+        stopped = end && end[1] == ' ' && end[2] == 'T';
+    }
+    fclose(f);
+    return stopped;
+}
+
+/* A reply needs no question about the peer's transports: a message from a peer's transport
+ * shows that it and every lower id of the peer were handed out, so a transmit to any of them
+ * leaves at once. Rank 1 sends from the higher of two new transports and stops itself
+ * (SIGSTOP: every thread, so nothing of it could answer a question); rank 0's transmits to
+ * both must complete while it is stopped. Then a transport rank 1 closes before its next
+ * message is known closed: a transmit to it fails with CSN_PEER_LOST. One host (/proc). */
+static void mode_learn(void)
+{
+    struct {
+        int32_t pid;
+        csn_netid low;
+    } note;
+    char in[8];
+    size_t got;
+    CHECK(size == 2);
+    if (rank == 1) {
+        csn_transport *low, *high;
+        csn_netid from;
+        CHECK_OK(csn_open(&low));
+        CHECK_OK(csn_open(&high));
+        note.pid = (int32_t)getpid();
+        note.low = csn_netid_of(low);
+        CHECK_OK(csn_tx(high, ids[0], &note, sizeof note));
+        raise(SIGSTOP); /* rank 0 sends SIGCONT */
+        from = ids[0];
+        CHECK_OK(csn_rx(low, &from, in, sizeof in, &got));
+        CHECK(got == 4 && memcmp(in, "low", 4) == 0);
+        from = ids[0];
+        CHECK_OK(csn_rx(high, &from, in, sizeof in, &got));
+        CHECK(got == 5 && memcmp(in, "high", 5) == 0);
+        CHECK_OK(csn_close(&low));
+        CHECK_OK(csn_tx(T, ids[0], "closed", 7)); /* after the close's note, on one link */
+        CHECK_OK(csn_close(&high));
+        CHECK_OK(csn_job_barrier(T));
+        return;
+    }
+    csn_netid high = CSN_NULL_NETID, id;
+    void *buf;
+    csn_status st;
+    CHECK_OK(csn_rx(T, &high, &note, sizeof note, &got));
+    CHECK(got == sizeof note && high != ids[1]);
+    double t0 = now_s();
+    while (!is_stopped((pid_t)note.pid)) {
+        CHECK(now_s() - t0 < 20.0);
+        usleep(1000);
+    }
+    CHECK_OK(csn_tx_nb(T, note.low, "low", 4));
+    CHECK_OK(csn_tx_nb(T, high, "high", 5));
+    for (int i = 0; i < 2; i++) {
+        csn_status r = csn_test(T, CSN_TX, 5 * 1000 * 1000, &id, &buf, &st);
+        if (r != CSN_TX_READY) {
+            fprintf(stderr, "learn: a reply to a stopped peer did not leave: %s\n",
+                    csn_status_string(r));
+            kill((pid_t)note.pid, SIGCONT);
+            abort();
+        }
+        CHECK_OK(st);
+    }
+    CHECK(kill((pid_t)note.pid, SIGCONT) == 0);
+    id = ids[1];
+    CHECK_OK(csn_rx(T, &id, in, sizeof in, &got));
+    CHECK(got == 7 && strcmp(in, "closed") == 0);
+    CHECK_EQ_STATUS(csn_tx(T, note.low, "late", 5), CSN_PEER_LOST);
+    CHECK_OK(csn_job_barrier(T));
+    printf("learn: ok\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: test_mp exchange|overlap|rxoverlap|backpressure|peerlost|barrier|"
-                        "shmfull|forever\n");
+                        "shmfull|forever|learn\n");
         return 2;
     }
     setup();
@@ -416,6 +502,8 @@ int main(int argc, char **argv)
         mode_shmfull();
     else if (strcmp(argv[1], "forever") == 0)
         mode_forever();
+    else if (strcmp(argv[1], "learn") == 0)
+        mode_learn();
     else
         return 2;
     CHECK_OK(csn_close(&T));
