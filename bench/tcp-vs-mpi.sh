@@ -10,7 +10,8 @@
 #                  run's median; ratios: medians of the per-round ratios.
 #   --sizes LIST   pingpong sizes (default 8,1K,64K,1M,4M,64M)
 #   --parts LIST   any of loop,netns,nettest (default loop,netns,nettest): loopback; two
-#                  network namespaces joined by an unshaped veth bridge; nettest and
+#                  network namespaces joined by an unshaped veth bridge (and tcp-floor's
+#                  figures for that path, without a library); nettest and
 #                  nettest-mpi with 4 ranks across four namespaces (needs root)
 #   --streams N    iperf3's "several streams" (default 4)
 # Environment: PP_ARGS (extra pingpong options, default "--samples 5"), NT_ARGS (nettest
@@ -23,7 +24,7 @@ set -u
 
 me=tcp-vs-mpi.sh
 usage() {
-    sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'
 }
 die() { echo "$me: $2" >&2; exit "$1"; }
 
@@ -54,8 +55,9 @@ PP=$B/bench/pingpong/pingpong
 PPMPI=$B/bench/pingpong/pingpong-mpi
 NT=$B/bench/nettest/nettest
 NTMPI=$B/bench/nettest/nettest-mpi
+FLOOR=$B/bench/pingpong/tcp-floor
 MPIRUN=$(command -v mpirun.openmpi || true)
-for f in "$CSNRUN" "$PP" "$PPMPI"; do
+for f in "$CSNRUN" "$PP" "$PPMPI" "$FLOOR"; do
     [ -x "$f" ] || die 2 "$f is not built"
 done
 [ -n "$MPIRUN" ] || die 2 "mpirun.openmpi not found (apt-get install openmpi-bin)"
@@ -284,6 +286,12 @@ if has_part netns; then
     iperf_stop
     echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
     pp_table netns "two netns hosts (veth through an unshaped bridge), one rank each: csn over TCP (pingpong names the kind within a host; between hosts it is TCP); Open MPI --mca btl tcp,self"
+    # The path's floor without a library (bench/pingpong/tcp_floor.c): one way, both ways over
+    # one connection (as csn carries a pair) and over two (as iperf3 --bidir).
+    echo "tcp-floor across the two hosts ..." >&2
+    run "$T/floor.netns.txt" "$FLOOR" --netns "${P}h2" "${P}h1" 10.79.0.2 "$ROUNDS" 1 64K 1M 4M 64M
+    echo
+    cat "$T/floor.netns.txt"
 fi
 
 if has_part nettest; then

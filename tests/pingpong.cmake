@@ -38,8 +38,11 @@ if(TARGET memcpy-bench)
   add_test(NAME pingpong_tcp_floor_bad_size
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|1|1|4X" -DRC=2
                    "-DERR_MATCH=bad size" -DONE_LINE=1 -P ${PP_CHECK})
+  add_test(NAME pingpong_tcp_floor_bad_netns
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|--netns|csn-no-such-ns|x|10.0.0.1" -DRC=2
+                   "-DERR_MATCH=--netns: /run/netns/csn-no-such-ns" -DONE_LINE=1 -P ${PP_CHECK})
   set_tests_properties(pingpong_tcp_floor pingpong_tcp_floor_bad_rounds
-    pingpong_tcp_floor_bad_size PROPERTIES TIMEOUT 60)
+    pingpong_tcp_floor_bad_size pingpong_tcp_floor_bad_netns PROPERTIES TIMEOUT 60)
 endif()
 
 if(TARGET pingpong)

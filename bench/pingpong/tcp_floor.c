@@ -4,12 +4,20 @@
  * sends and receives SIZE-byte blocks without blocking (as csn's progress engine does), for
  * SECONDS. Prints MB/s (1e6 B/s) received in all, median of ROUNDS alternating rounds, per size.
  *
- * usage: tcp-floor [ROUNDS [SECONDS [SIZE...]]]   (default 3 rounds of 1 s; 64K 1M 4M) */
+ * With --netns LNS CNS ADDR the pair crosses two network namespaces instead (root): the
+ * listening end in LNS, bound to ADDR (one of LNS's addresses), the connecting end in CNS; each
+ * socket keeps its namespace after the process returns to its own (bench/tcp-vs-mpi.sh's netns
+ * part: the floor of the veth path, one connection both ways against iperf3 --bidir's two).
+ *
+ * usage: tcp-floor [--netns LNS CNS ADDR] [ROUNDS [SECONDS [SIZE...]]]
+ *        (default loopback, 3 rounds of 1 s; 64K 1M 4M) */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -34,18 +42,44 @@ static void floor_die(const char *what)
     exit(1);
 }
 
-/* A connected pair of loopback TCP sockets: *a the connecting end, *b the accepted one. */
+/* Where the pair's ends live: -1 for this process's own namespace (loopback), else open
+ * descriptors of the listening and the connecting end's namespaces (--netns) and our own. */
+static int floor_ns_listen = -1, floor_ns_connect = -1, floor_ns_home = -1;
+static struct in_addr floor_addr = {.s_addr = 0};
+
+static void floor_enter(int nsfd)
+{
+    if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) != 0)
+        floor_die("setns");
+}
+
+static int floor_open_ns(const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, strchr(name, '/') ? "%s" : "/run/netns/%s", name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "tcp-floor: --netns: %s: %s\n", path, strerror(errno));
+        exit(2);
+    }
+    return fd;
+}
+
+/* A connected pair of TCP sockets: *a the connecting end, *b the accepted one. */
 static void floor_pair(int *a, int *b)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = floor_addr};
     socklen_t sl = sizeof sa;
+    floor_enter(floor_ns_listen);
     int l = socket(AF_INET, SOCK_STREAM, 0);
     if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(l, 1) != 0 ||
         getsockname(l, (struct sockaddr *)&sa, &sl) != 0)
         floor_die("listen");
+    floor_enter(floor_ns_connect);
     *a = socket(AF_INET, SOCK_STREAM, 0);
     if (*a < 0 || connect(*a, (struct sockaddr *)&sa, sizeof sa) != 0)
         floor_die("connect");
+    floor_enter(floor_ns_home);
     if ((*b = accept(l, NULL, NULL)) < 0)
         floor_die("accept");
     close(l);
@@ -139,12 +173,27 @@ int main(int argc, char **argv)
     size_t sizes[FLOOR_MAX_SIZES] = {65536, 1 << 20, 4 << 20};
     int nsizes = 3;
     long rounds = 3;
-    double secs = argc > 2 ? strtod(argv[2], NULL) : 1.0;
+    char where[160] = "loopback TCP";
+    floor_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-        printf("usage: tcp-floor [ROUNDS [SECONDS [SIZE...]]]   (default 3 rounds of 1 s; 64K 1M "
-               "4M)\n");
+        printf("usage: tcp-floor [--netns LNS CNS ADDR] [ROUNDS [SECONDS [SIZE...]]]\n"
+               "  (default loopback, 3 rounds of 1 s; 64K 1M 4M); --netns: the listening end in\n"
+               "  namespace LNS bound to its address ADDR, the connecting end in CNS (root)\n");
         return 0;
     }
+    if (argc > 1 && strcmp(argv[1], "--netns") == 0) {
+        if (argc < 5 || inet_pton(AF_INET, argv[4], &floor_addr) != 1) {
+            fprintf(stderr, "tcp-floor: --netns needs LNS CNS ADDR (an IPv4 address of LNS)\n");
+            return 2;
+        }
+        floor_ns_listen = floor_open_ns(argv[2]);
+        floor_ns_connect = floor_open_ns(argv[3]);
+        floor_ns_home = floor_open_ns("/proc/self/ns/net");
+        snprintf(where, sizeof where, "TCP from namespace %.60s to %.60s", argv[3], argv[2]);
+        argv += 4;
+        argc -= 4;
+    }
+    double secs = argc > 2 ? strtod(argv[2], NULL) : 1.0;
     if ((argc > 1 && pp_parse_long(argv[1], 1, FLOOR_MAX_ROUNDS, &rounds) != 0) ||
         !(secs > 0 && secs <= 60)) {
         fprintf(stderr, "tcp-floor: ROUNDS from 1 to %d, SECONDS above 0 and at most 60\n",
@@ -170,9 +219,9 @@ int main(int argc, char **argv)
         floor_die("malloc");
     memset(sbuf, 0x5a, max);
     signal(SIGPIPE, SIG_IGN);
-    printf("# tcp-floor: loopback TCP, one thread per process polling its sockets, %ld rounds of "
+    printf("# tcp-floor: %s, one thread per process polling its sockets, %ld rounds of "
            "%.1f s; MB/s (1e6 B/s) received in all, median (min-max)\n",
-           rounds, secs);
+           where, rounds, secs);
     printf("%10s", "size");
     for (int m = 0; m < FLOOR_MODES; m++)
         printf(" | %26s", floor_mode_names[m]);
