@@ -497,12 +497,13 @@ static void match_count(struct csni_peer *pp, uint32_t n, uint64_t gen)
  * question's round trip when a process first answers a peer that spoke first (a gather's
  * answer, a reply). Taken only where all of a peer's frames come over the one connection it
  * sends on (not CSN_CONN_PER_TRANSPORT): there the close of any of its transports (TIDS GONE)
- * arrives before any message it sent later. One relaxed load when the id is known. */
+ * arrives before any message it sent later. The transmit path's two loads when the id is known
+ * (or is the system transport, or closed). */
 static void match_learn_tid(struct csni_conn *c, const struct csni_frame *f)
 {
     uint32_t tid = csni_frame_src_tport(f);
-    if (tid == CSNI_SYS_TPORT || tid == UINT32_MAX || c->p->tun.conn_per_transport ||
-        tid < atomic_load_explicit(&c->pp->tids, memory_order_relaxed))
+    if (tid == UINT32_MAX || c->p->tun.conn_per_transport ||
+        csni_rtid_state(c->pp, tid) != CSNI_RTID_UNKNOWN)
         return;
     match_count(c->pp, tid + 1, 0);
 }
