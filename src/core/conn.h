@@ -117,7 +117,7 @@ void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, int proc, struct 
 /* ---- reading (the caller holds rx_lock across a series of calls) ---- */
 static inline void csni_conn_rx_lock(struct csni_conn *c)
 {
-    csni_lock(&c->rx_lock);
+    csni_lock_long(&c->rx_lock); /* held across whole pulls (rndv.c) */
 }
 static inline bool csni_conn_rx_trylock(struct csni_conn *c)
 {

@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "core/assert.h"
 
@@ -87,6 +88,29 @@ static inline void csni_lock(csni_lock_t *l)
 #endif
         } else {
             sched_yield();
+        }
+    }
+}
+
+/* csni_lock for the one lock held long: a connection's reader lock is held across a
+ * single-copy pull of a whole message (64 MiB: 20-40 ms here). After the spin and a few
+ * yields (about 30 us when nothing else wants the CPU) the waiter naps: a waiter that kept
+ * yielding took its CPU share from the copy it waited for (both ways at once at 64 MiB, two
+ * pulls on two CPUs beside two woken progress threads: each pull about half as fast,
+ * BENCHMARKS.md, issue 19). */
+static inline void csni_lock_long(csni_lock_t *l)
+{
+    CSNI_LC_ACQUIRE(l, l->rank, false);
+    for (unsigned spin = 0; !csni_trylock_raw(l); spin++) {
+        if (spin < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        } else if (spin < 128) {
+            sched_yield();
+        } else {
+            struct timespec nap = {.tv_sec = 0, .tv_nsec = 20000};
+            (void)nanosleep(&nap, NULL); /* EINTR: the lock is looked at again at once */
         }
     }
 }

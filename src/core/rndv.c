@@ -8,6 +8,17 @@
 #include "core/rndv.h"
 #include "transport/shm/cma.h"
 
+/* Whether the peer has a transfer of ours to pull: then its CPU is busy copying already, and
+ * asking it to write half of this message as well makes the two transfers take turns instead
+ * of running side by side (both ways at once, bench/shm-vs-mpi.sh). */
+static bool rndv_peer_pulling(struct csni_peer *pp)
+{
+    csni_lock(&pp->lock);
+    bool busy = pp->wait_cts.head != NULL;
+    csni_unlock(&pp->lock);
+    return busy;
+}
+
 bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
                     bool split)
 {
@@ -15,7 +26,8 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
     struct csni_peer *pp = op->pp;
     size_t n = csni_op_deliver(op), mine = n;
     csn_status st = CSN_OK;
-    if (split && p->tun.split_min && n >= p->tun.split_min && !p->tun.conn_per_transport) {
+    if (split && p->tun.split_min && n >= p->tun.split_min && !p->tun.conn_per_transport &&
+        !rndv_peer_pulling(pp)) {
         struct csni_frame g = csni_frame_cts_split(n, sender_token, op->token, (uintptr_t)op->buf);
         if (csni_peer_send_frame(pp, &g))
             mine = (size_t)csni_split_at(n);
