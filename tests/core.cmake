@@ -39,12 +39,18 @@ add_test(NAME core_mp_multihost COMMAND ${CSNRUN} -np 3 ${CMAKE_CURRENT_SOURCE_D
          $<TARGET_FILE:test_mp> exchange)
 set_tests_properties(core_mp_multihost PROPERTIES TIMEOUT 60 ENVIRONMENT "CSN_LOOKUP_TIMEOUT=20")
 
-# Large shm messages copied by both sides (split rendezvous) from 64 KiB on, and with eager
-# messages only up to 4 KiB: every size class of the exchange and overlap modes crosses them.
+# Large shm messages pulled by the receiver (single copy) whatever the ranks per CPU, and
+# copied by both sides (split rendezvous) from 64 KiB on, with eager messages only up to
+# 4 KiB: every size class of the exchange and overlap modes crosses them. rxoverlap: a pull
+# deferred to the progress thread while the receiver computes.
 add_test(NAME core_mp_split_shm COMMAND ${CSNRUN} -np 3 $<TARGET_FILE:test_mp> exchange)
 add_test(NAME core_mp_split_overlap COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> overlap)
 set_tests_properties(core_mp_split_shm core_mp_split_overlap PROPERTIES TIMEOUT 60
-  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_SHM_SPLIT=65536;CSN_SHM_EAGER=4096;CSN_LOOKUP_TIMEOUT=20")
+  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_SHM_PULL=1;CSN_SHM_SPLIT=65536;CSN_SHM_EAGER=4096;CSN_LOOKUP_TIMEOUT=20")
+add_test(NAME core_mp_pull_shm COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> exchange)
+add_test(NAME core_mp_pull_rxoverlap COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> rxoverlap)
+set_tests_properties(core_mp_pull_shm core_mp_pull_rxoverlap PROPERTIES TIMEOUT 60
+  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_SHM_PULL=1;CSN_LOOKUP_TIMEOUT=20")
 
 # No single-copy pulls: large shm messages go as chunked DATA frames through the ring.
 add_test(NAME core_mp_nocma_shm COMMAND ${CSNRUN} -np 3 $<TARGET_FILE:test_mp> exchange)

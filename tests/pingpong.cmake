@@ -22,6 +22,13 @@ if(TARGET memcpy-bench)
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:line-floor>|x" -DRC=2
                    -DERR_MATCH=usage -DONE_LINE=1 -P ${PP_CHECK})
   set_tests_properties(pingpong_line_floor pingpong_line_floor_bad PROPERTIES TIMEOUT 30)
+  add_test(NAME pingpong_ring_floor
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:ring-floor>|20|8" -DRC=0
+                   "-DMATCH=Mmsg/s.*\n +4 locked +[0-9.]+ +[0-9.]+ +[0-9.]+" -P ${PP_CHECK})
+  add_test(NAME pingpong_ring_floor_bad
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:ring-floor>|20|57" -DRC=2
+                   -DERR_MATCH=SIZE -DONE_LINE=1 -P ${PP_CHECK})
+  set_tests_properties(pingpong_ring_floor pingpong_ring_floor_bad PROPERTIES TIMEOUT 30)
   add_test(NAME pingpong_cma_floor
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:cma-floor>|1|64K" -DRC=0
                    "-DMATCH=both_ways|\n +64K +[0-9.]+ +[0-9.]+" -P ${PP_CHECK})

@@ -22,8 +22,8 @@ if(TARGET csnrun)
                "CSN_CONN_PER_TRANSPORT=1")
 
   # The large-message paths under the same load: chunked DATA frames over TCP and through the
-  # ring (no single-copy pulls), and split copies from 64 KiB.
-  foreach(variant tcp nocma split)
+  # ring (no single-copy pulls), single-copy pulls, and split copies from 64 KiB.
+  foreach(variant tcp nocma pull split)
     add_test(NAME threads_stress_2proc_${variant}
              COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_threads_stress>
                      --threads 16 --seconds 1 --timeout 30)
@@ -32,7 +32,9 @@ if(TARGET csnrun)
   endforeach()
   set_property(TEST threads_stress_2proc_tcp APPEND PROPERTY ENVIRONMENT "CSN_TRANSPORT=tcp")
   set_property(TEST threads_stress_2proc_nocma APPEND PROPERTY ENVIRONMENT "CSN_CMA=0")
-  set_property(TEST threads_stress_2proc_split APPEND PROPERTY ENVIRONMENT "CSN_SHM_SPLIT=65536")
+  set_property(TEST threads_stress_2proc_pull APPEND PROPERTY ENVIRONMENT "CSN_SHM_PULL=1")
+  set_property(TEST threads_stress_2proc_split APPEND PROPERTY ENVIRONMENT
+               "CSN_SHM_PULL=1;CSN_SHM_SPLIT=65536")
 
   # threadtest itself, briefly: the benchmark stays runnable, and its checked windows of
   # 64 eager messages from several threads on one connection load the writer hard.

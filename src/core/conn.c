@@ -289,6 +289,17 @@ static void conn_refit(struct csni_conn *c)
 /* Writes queued frames until the link is full, or until done[] (CONN_DONE entries) has no
  * room for another batch. tx_lock held. Ops whose frame finished are stored in done[]. Every
  * byte written is accounted before returning. Returns -1 on a link error. */
+_Thread_local unsigned csni_moved __attribute__((tls_model("initial-exec")));
+
+/* The link's read, counted in csni_moved when it brought bytes. */
+static ssize_t conn_read(struct csni_conn *c, void *buf, size_t n)
+{
+    ssize_t r = c->link->read(c, buf, n);
+    if (r > 0)
+        csni_moved++;
+    return r;
+}
+
 static int conn_flush_locked(struct csni_conn *c, struct csni_op **done, int *ndone)
 {
     while (c->sq_head && *ndone <= CONN_DONE - CONN_BATCH) {
@@ -321,6 +332,7 @@ static int conn_flush_locked(struct csni_conn *c, struct csni_op **done, int *nd
             return -1;
         }
         size_t left = (size_t)w;
+        csni_moved++;
         while (c->sq_head) {
             struct csni_sendreq *sr = c->sq_head;
             size_t need = CSNI_FRAME_SIZE + conn_chunk(sr) - sr->off;
@@ -583,7 +595,7 @@ static int conn_payload(struct csni_conn *c)
                 continue;
             }
             if (pl->want >= CONN_DIRECT && pl->dst) {
-                ssize_t r = c->link->read(c, pl->dst, pl->want);
+                ssize_t r = conn_read(c, pl->dst, pl->want);
                 if (r > 0) {
                     pl->dst += r;
                     pl->want -= (size_t)r;
@@ -606,7 +618,7 @@ static int conn_payload(struct csni_conn *c)
             return 1;
         }
         c->rpos = c->rend = 0;
-        ssize_t r = c->link->read(c, c->rbuf, CONN_RBUF);
+        ssize_t r = conn_read(c, c->rbuf, CONN_RBUF);
         if (r > 0) {
             c->rend = (size_t)r;
             continue;
@@ -681,7 +693,7 @@ static int conn_fill(struct csni_conn *c)
     c->rend -= c->rpos;
     c->rpos = 0;
     for (;;) {
-        ssize_t n = c->link->read(c, c->rbuf + c->rend, CONN_RBUF - c->rend);
+        ssize_t n = conn_read(c, c->rbuf + c->rend, CONN_RBUF - c->rend);
         if (n > 0) {
             c->rend += (size_t)n;
             return 1;

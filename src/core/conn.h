@@ -114,6 +114,11 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
  * socket only rings doorbells when shm is given. Reader lock held. */
 void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, int proc, struct csni_shm *shm);
 
+/* Writes and reads this thread made on any connection (a count that only moves): a waiter
+ * whose own polls move data keeps spinning (wait.c). initial-exec: no __tls_get_addr call on
+ * the paths that count. */
+extern _Thread_local unsigned csni_moved __attribute__((tls_model("initial-exec")));
+
 /* ---- reading (the caller holds rx_lock across a series of calls) ---- */
 static inline void csni_conn_rx_lock(struct csni_conn *c)
 {

@@ -53,15 +53,17 @@ void csni_debug_open(const struct csni_proc *p)
             debug_line(p, "shm: rings of %llu bytes in %s over %s connections",
                        (unsigned long long)t->shm_ring, t->shm_dir, t->net->name);
     }
-    if (t->net)
-        debug_line(
-            p,
-            "protocols: eager up to %zu bytes over shm, %zu over sockets; rendezvous beyond%s; "
-            "split copies (both sides copy) from %zu bytes%s",
-            t->use_shm ? t->shm_eager : 0, t->eager_max,
-            p->cma ? " (shm: the receiver pulls with process_vm_readv)"
-                   : " (shm: copied through the ring)",
-            t->split_min, t->split_min ? "" : " (never: CSN_SHM_SPLIT=0)");
+    if (t->net) {
+        char pull[96] = "shm: streamed through the ring";
+        if (p->cma && t->pull_min < ((uint64_t)1 << 48))
+            snprintf(pull, sizeof pull, "shm: the receiver pulls with process_vm_readv from %zu bytes",
+                     t->pull_min);
+        debug_line(p,
+                   "protocols: eager up to %zu bytes over shm, %zu over sockets; rendezvous beyond "
+                   "(%s); split copies (both sides copy) from %zu bytes%s",
+                   t->use_shm ? t->shm_eager : 0, t->eager_max, pull, t->split_min,
+                   t->split_min ? "" : " (never: CSN_SHM_SPLIT=0)");
+    }
     if (t->oversubscribed)
         debug_line(p,
                    "waiting: yield-spin %llu us then sleep (oversubscribed: %u ranks share our %d "
@@ -103,11 +105,13 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
         how = "copied within this process";
     else if (len <= eager)
         how = "eager (rendezvous when the peer's credit is spent)";
-    else if (shm && p->cma && !p->tun.conn_per_transport && p->tun.split_min &&
-             len >= p->tun.split_min)
+    else if (shm && p->cma && len >= p->tun.pull_min && !p->tun.conn_per_transport &&
+             p->tun.split_min && len >= p->tun.split_min)
         how = "rendezvous, split copy (both sides copy)";
-    else if (shm && p->cma)
+    else if (shm && p->cma && len >= p->tun.pull_min)
         how = "rendezvous, the receiver pulls it (process_vm_readv)";
+    else if (shm)
+        how = "rendezvous, streamed through the ring";
     else
         how = "rendezvous";
     debug_line(p, "tx to rank %d transport %u: %zu bytes over %s: %s", rank,

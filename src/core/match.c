@@ -161,8 +161,10 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
         op->sr.paylen = op->len;
     } else {
         op->token = atomic_fetch_add(&p->next_token, 1);
-        /* Over shared memory the receiver may pull the message itself. */
-        uint64_t pull = pp->conn->shm && p->cma ? (uint64_t)(uintptr_t)op->buf : 0;
+        /* Over shared memory the receiver may pull the message itself (CSN_SHM_PULL). */
+        uint64_t pull = pp->conn->shm && p->cma && op->len >= p->tun.pull_min
+                            ? (uint64_t)(uintptr_t)op->buf
+                            : 0;
         f = csni_frame_rts(dst, t->tid, op->len, op->token, pull);
         op->state = CSNI_ST_WAIT_CTS;
         csni_oplist_push(&pp->wait_cts, op);

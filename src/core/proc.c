@@ -70,6 +70,9 @@ static csn_status proc_env_u64(const char *name, uint64_t def, uint64_t min, uin
     return proc_env_num(name, false, def, min, max, out);
 }
 
+/* CSN_SHM_PULL's "never": no message is this long. */
+#define PROC_PULL_NEVER ((uint64_t)1 << 48)
+
 static csn_status proc_env_bytes(const char *name, uint64_t def, uint64_t min, uint64_t max,
                                  uint64_t *out)
 {
@@ -163,7 +166,7 @@ static csn_status proc_key(struct csni_proc *p)
 static csn_status proc_net_tunables(struct csni_proc *p)
 {
     struct csni_tun *tun = &p->tun;
-    uint64_t v[7];
+    uint64_t v[8];
     csn_status rv;
     const char *tr = getenv("CSN_TRANSPORT");
     if (!tr || !*tr)
@@ -191,7 +194,9 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         (rv = proc_env_bytes("CSN_TCP_NOTSENT", 128u << 10, 0, 1u << 30, &v[3])) != CSN_OK ||
         (rv = proc_env_u64("CSN_CMA", 1, 0, 1, &v[4])) != CSN_OK ||
         (rv = proc_env_u64("CSN_TCP_HOLD_US", 1000, 0, 1000000, &v[5])) != CSN_OK ||
-        (rv = proc_env_u64("CSN_SHM_MEMBARRIER", !tun->oversubscribed, 0, 1, &v[6])) != CSN_OK)
+        (rv = proc_env_u64("CSN_SHM_MEMBARRIER", !tun->oversubscribed, 0, 1, &v[6])) != CSN_OK ||
+        (rv = proc_env_bytes("CSN_SHM_PULL", tun->oversubscribed ? 0 : PROC_PULL_NEVER, 0,
+                             PROC_PULL_NEVER, &v[7])) != CSN_OK)
         return rv;
     if ((v[0] & (v[0] - 1)) != 0) {
         fprintf(stderr, "csn: CSN_SHM_RING=%llu: expected a power of two from 4096\n",
@@ -201,6 +206,12 @@ static csn_status proc_net_tunables(struct csni_proc *p)
     tun->shm_ring = v[0];
     tun->shm_eager = v[1] > tun->eager_max ? tun->eager_max : v[1];
     tun->split_min = v[2];
+    /* Where every rank has a CPU, a rendezvous streams through the ring: the sender copies
+     * in while the receiver copies out, two CPUs at once, and a waiter whose polls move data
+     * keeps spinning. That was 1.5-2x the latency and bandwidth of the single-copy pull from
+     * 128 KiB to 64 MiB (process_vm_readv reached 4.5-5.9 GB/s here, the ring 7.4-11 GB/s;
+     * BENCHMARKS.md, issue 19). Where ranks share CPUs, one copy is half the CPU time. */
+    tun->pull_min = v[7];
     tun->tcp_notsent = v[3];
     tun->tcp_hold_us = v[5];
     /* Off by default where ranks outnumber CPUs: there nearly every wait sleeps, and a sleep's

@@ -40,6 +40,7 @@ struct csni_tun {
     bool shm_membarrier;  /* the sleeper's membarrier stands in for the ringer's fence */
     size_t shm_eager;
     size_t split_min;     /* rendezvous at least this long: both sides copy (0: never) */
+    size_t pull_min;      /* shm rendezvous at least this long: the receiver pulls it */
     size_t tcp_notsent;   /* TCP_NOTSENT_LOWAT of data sockets (0: the kernel's) */
     uint64_t tcp_hold_us; /* ... and at most this long at the path's rate, if more (0: fixed) */
 };

@@ -186,6 +186,7 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
     /* A receive's wait reads its messages from the rings itself (csni_poll_direct). */
     bool direct = (want ? want->kind == CSNI_OP_RX : (flags & CSN_RX) != 0) &&
                   atomic_load(&p->conns.nshm) > 0;
+    unsigned moved = csni_moved;
     for (unsigned turn = 0;; turn++) {
         /* A blocking call looks at its op; csn_test at the completion queue, under the lock
          * but only when wake_seq, which moves at every queued completion, moved. */
@@ -230,6 +231,13 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
             if (spinning)
                 wait_unspin(p, counted);
             return CSN_TIMEOUT;
+        }
+        /* Our own polls moved data since the spin's end was set: a transfer is under way (a
+         * large message streams through the ring in chunks, each a wake-up if a side slept
+         * between them): the spin goes on. A wait for data that does not come still ends. */
+        if (spinning && now >= spin_end && csni_moved != moved) {
+            moved = csni_moved;
+            spin_end = now + (polite ? p->tun.polite_spin_ns : p->tun.spin_ns);
         }
         if (spinning && now < spin_end) {
             /* Yield only after a turn that brought nothing for us: a poll that delivered our

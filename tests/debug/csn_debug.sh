@@ -34,6 +34,10 @@ per=$((1024 / ncpu))
 if [ "$per" -le 50 ]; then nap=100; elif [ "$per" -ge 1000 ]; then nap=2000; else nap=$((2 * per)); fi
 run CSN_DEBUG=1 CSN_CPU_SHARE=1024 || fail "hello with CSN_CPU_SHARE=1024 failed"
 has "^csn\[0 pid [0-9]*\]: waiting: .*1024 ranks share our $ncpu CPUs.*naps up to $nap ms$"
+# More ranks than CPUs: a rendezvous over shm is pulled (one copy); else it streams.
+has "^csn\[0 pid [0-9]*\]: protocols: .*the receiver pulls with process_vm_readv from 0 bytes"
+run CSN_DEBUG=1 CSN_CPU_SHARE=1 || fail "hello with CSN_CPU_SHARE=1 failed"
+has "^csn\[0 pid [0-9]*\]: protocols: .*(shm: streamed through the ring)"
 run CSN_DEBUG=1 CSN_CPU_SHARE=1024 CSN_NAP_MS=7 || fail "hello with CSN_NAP_MS=7 failed"
 has "^csn\[0 pid [0-9]*\]: waiting: .*naps up to 7 ms$"
 
@@ -47,10 +51,17 @@ has '^csn\[1 pid [0-9]*\]: tx to rank 0 transport 2: 12 bytes over shm: eager'
 # Above the eager limit: a rendezvous, pulled by the receiver, or split.
 run CSN_DEBUG=3 CSN_SHM_EAGER=4 || fail "hello with CSN_SHM_EAGER=4 failed"
 has 'tx to rank 0 transport 2: 12 bytes over shm: rendezvous'
-run CSN_DEBUG=3 CSN_SHM_EAGER=4 CSN_SHM_SPLIT=8 || fail "hello with CSN_SHM_SPLIT=8 failed"
+run CSN_DEBUG=3 CSN_SHM_EAGER=4 CSN_SHM_PULL=1 CSN_SHM_SPLIT=8 ||
+    fail "hello with CSN_SHM_SPLIT=8 failed"
 has 'tx to rank 0 transport 2: 12 bytes over shm: rendezvous, split copy'
-run CSN_DEBUG=3 CSN_SHM_EAGER=4 CSN_CMA=0 || fail "hello with CSN_CMA=0 failed"
-has 'tx to rank 0 transport 2: 12 bytes over shm: rendezvous$'
+run CSN_DEBUG=3 CSN_SHM_EAGER=4 CSN_SHM_PULL=8 || fail "hello with CSN_SHM_PULL=8 failed"
+has 'tx to rank 0 transport 2: 12 bytes over shm: rendezvous, the receiver pulls it'
+has '^csn\[0 pid [0-9]*\]: protocols: .*the receiver pulls with process_vm_readv from 8 bytes'
+run CSN_DEBUG=3 CSN_SHM_EAGER=4 CSN_SHM_PULL=1K ||
+    fail "hello with CSN_SHM_PULL=1K failed"
+has 'tx to rank 0 transport 2: 12 bytes over shm: rendezvous, streamed through the ring'
+run CSN_DEBUG=3 CSN_SHM_EAGER=4 CSN_CMA=0 CSN_SHM_PULL=1 || fail "hello with CSN_CMA=0 failed"
+has 'tx to rank 0 transport 2: 12 bytes over shm: rendezvous, streamed through the ring'
 grep -q "Hello world" "$T/out" || fail "the message did not arrive"
 # Byte counts take the benchmarks' K, M, G (binary, either case, optional i and B).
 run CSN_DEBUG=1 CSN_SHM_EAGER=2k CSN_SHM_RING=1MiB || fail "hello with CSN_SHM_EAGER=2k failed"
