@@ -77,8 +77,8 @@ static void rf_consume(struct rf_shared *s, uint64_t *next, long windows, size_t
 }
 
 /* One run of the producer with `locked` locked instructions per message: seconds. */
-static double rf_produce(struct rf_shared *s, uint64_t *next, long windows, size_t size,
-                         int locked, _Atomic int *lock, _Atomic uint64_t *count)
+static double rf_produce(struct rf_shared *s, uint64_t *next, long windows, size_t size, int locked,
+                         _Atomic int *lock, _Atomic uint64_t *count)
 {
     uint8_t msg[RF_MAXPAY];
     memset(msg, 0xa5, sizeof msg);
@@ -136,8 +136,8 @@ int main(int argc, char **argv)
                 RF_MAXPAY);
         return 2;
     }
-    struct rf_shared *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE,
-                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    struct rf_shared *s =
+        mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s == MAP_FAILED) {
         perror("ring-floor: mmap");
         return 1;

@@ -286,9 +286,6 @@ static void conn_refit(struct csni_conn *c)
         c->notsent = c->net->refit(c->fd, tun->tcp_notsent, tun->tcp_hold_us);
 }
 
-/* Writes queued frames until the link is full, or until done[] (CONN_DONE entries) has no
- * room for another batch. tx_lock held. Ops whose frame finished are stored in done[]. Every
- * byte written is accounted before returning. Returns -1 on a link error. */
 _Thread_local unsigned csni_moved __attribute__((tls_model("initial-exec")));
 
 /* The link's read, counted in csni_moved when it brought bytes. */
@@ -300,6 +297,9 @@ static ssize_t conn_read(struct csni_conn *c, void *buf, size_t n)
     return r;
 }
 
+/* Writes queued frames until the link is full, or until done[] (CONN_DONE entries) has no
+ * room for another batch. tx_lock held. Ops whose frame finished are stored in done[]. Every
+ * byte written is accounted before returning. Returns -1 on a link error. */
 static int conn_flush_locked(struct csni_conn *c, struct csni_op **done, int *ndone)
 {
     while (c->sq_head && *ndone <= CONN_DONE - CONN_BATCH) {

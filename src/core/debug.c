@@ -56,8 +56,8 @@ void csni_debug_open(const struct csni_proc *p)
     if (t->net) {
         char pull[96] = "shm: streamed through the ring";
         if (p->cma && t->pull_min < ((uint64_t)1 << 48))
-            snprintf(pull, sizeof pull, "shm: the receiver pulls with process_vm_readv from %zu bytes",
-                     t->pull_min);
+            snprintf(pull, sizeof pull,
+                     "shm: the receiver pulls with process_vm_readv from %zu bytes", t->pull_min);
         debug_line(p,
                    "protocols: eager up to %zu bytes over shm, %zu over sockets; rendezvous beyond "
                    "(%s); split copies (both sides copy) from %zu bytes%s",
