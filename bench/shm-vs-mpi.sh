@@ -6,7 +6,9 @@
 #   ROUNDS (default 5): rounds of  csnrun -np 2 pingpong / mpirun -np 2 pingpong-mpi / memcpy-bench,
 #   run alternately so that slow drifts of the machine hit all three alike. Per size, the
 #   figures are medians over the rounds of each round's median, and the ratios medians over
-#   the rounds of the per-round ratios (pairs measured minutes apart, not hours).
+#   the rounds of the per-round ratios (pairs measured minutes apart, not hours). Each round
+#   starts and ends with line-floor (the machine's core-to-core latency, no library): a change
+#   of more than 1.5x during the run is flagged with a WARNING line.
 #   --reuse-buffer: both pingpong and pingpong-mpi receive every window message into one
 #   buffer (as OSU's osu_bw); default: one receive buffer per message.
 #   --report DIR: no runs; the tables and goals again from a KEEP_DIR of an earlier run
@@ -18,7 +20,7 @@
 set -u
 
 usage() {
-    sed -n '4,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,19p' "$0" | sed 's/^# \{0,1\}//'
 }
 # The options of the other comparison scripts (--build, --rounds); the positional form stays.
 build=${BUILD:-build} ROUNDS=5 npos=0 REUSE= REPORT=
@@ -45,6 +47,7 @@ CSNRUN=$B/tools/csnrun/csnrun
 PP=$B/bench/pingpong/pingpong
 PPMPI=$B/bench/pingpong/pingpong-mpi
 MC=$B/bench/pingpong/memcpy-bench
+LF=$B/bench/pingpong/line-floor
 NT=$B/bench/nettest/nettest
 NTMPI=$B/bench/nettest/nettest-mpi
 MPIRUN=$(command -v mpirun.openmpi || true)
@@ -86,18 +89,39 @@ echo "# csn: csnrun -np 2 $PP $PP_ARGS $REUSE   MPI: mpirun.openmpi -np 2 (defau
 echo "# receive buffers (bw, bibw): ${REUSE:+one per window (--reuse-buffer)}${REUSE:-one per message}"
 echo
 
+# The machine's own core-to-core latency (line-floor: a cache line handed between two
+# processes, no library), median of its 7 samples. On a virtual machine it can change by 4x
+# for minutes (the host moves the virtual CPUs): csn's small and medium messages, near that
+# floor, change with it, a library that spends longer per message less (BENCHMARKS.md, issue 19).
+line_sample() {
+    [ -x "$LF" ] && [ -z "$REPORT" ] || return 0
+    timeout 60 "$LF" 20000 2>/dev/null | awk 'NF == 2 && $1 ~ /^[0-9]+$/ { print $2 }' | sort -n | sed -n 4p
+}
+[ -n "$REPORT" ] || : >"$T/line.txt"
 for r in $(seq 1 "$ROUNDS"); do
     echo "round $r/$ROUNDS ..." >&2
+    before=$(line_sample)
     # shellcheck disable=SC2086
     run "$T/csn.$r.txt" "$CSNRUN" -np 2 "$PP" $PP_ARGS $REUSE --json "$T/csn.$r.json"
     # shellcheck disable=SC2086
     run "$T/mpi.$r.txt" "$MPIRUN" -np 2 "$PPMPI" $PP_ARGS $REUSE --json "$T/mpi.$r.json"
     # shellcheck disable=SC2086
     run "$T/memcpy.$r.txt" "$MC" $PP_ARGS --json "$T/memcpy.$r.json"
+    [ -n "$REPORT" ] || echo "$r ${before:--} $(line_sample)" >>"$T/line.txt"
 done
 echo "# csn run: $(grep -m1 '^# pingpong' "$T/csn.1.txt" | sed 's/^# pingpong: //')"
 echo "# MPI run: $(grep -m1 '^# pingpong' "$T/mpi.1.txt" | sed 's/^# pingpong: //')"
 echo "# load average after the rounds: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -s "$T/line.txt" ]; then
+    awk '
+    { for (i = 2; i <= 3; i++) if ($i != "-" && $i != "") { v = $i + 0; if (!n++ || v < lo) lo = v; if (v > hi) hi = v }
+      s = s sprintf(" %s/%s", $2, ($3 == "" ? "-" : $3)) }
+    END {
+        print "# core-to-core latency (line-floor one way, us) at each round'"'"'s start/end:" s
+        if (n && lo > 0 && hi / lo > 1.5)
+            printf "# WARNING: it changed %.1fx during the run: rounds at the higher figure are slower for reasons of the machine, not of either library\n", hi / lo
+    }' "$T/line.txt"
+fi
 echo
 
 # One result per line in the JSON files: {"size": N, "lat_us": {"median": X, ...}, ...}.
