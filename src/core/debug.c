@@ -55,7 +55,7 @@ void csni_debug_open(const struct csni_proc *p)
     }
     if (t->net) {
         char pull[96] = "shm: streamed through the ring";
-        if (p->cma && t->pull_min < ((uint64_t)1 << 48))
+        if (p->cma && t->pull_min < CSNI_PULL_NEVER)
             snprintf(pull, sizeof pull,
                      "shm: the receiver pulls with process_vm_readv from %zu bytes", t->pull_min);
         debug_line(p,
@@ -100,15 +100,15 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
         return;
     bool shm = strcmp(tp, "shm") == 0;
     size_t eager = shm ? p->tun.shm_eager : p->tun.eager_max;
+    bool pulled = shm && p->cma && len >= p->tun.pull_min; /* as match_send decides */
     const char *how;
     if (rank == p->me)
         how = "copied within this process";
     else if (len <= eager)
         how = "eager (rendezvous when the peer's credit is spent)";
-    else if (shm && p->cma && len >= p->tun.pull_min && !p->tun.conn_per_transport &&
-             p->tun.split_min && len >= p->tun.split_min)
+    else if (pulled && !p->tun.conn_per_transport && p->tun.split_min && len >= p->tun.split_min)
         how = "rendezvous, split copy (both sides copy)";
-    else if (shm && p->cma && len >= p->tun.pull_min)
+    else if (pulled)
         how = "rendezvous, the receiver pulls it (process_vm_readv)";
     else if (shm)
         how = "rendezvous, streamed through the ring";

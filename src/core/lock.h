@@ -78,7 +78,9 @@ static inline bool csni_trylock(csni_lock_t *l)
     return true;
 }
 
-static inline void csni_lock(csni_lock_t *l)
+/* Waits for l: a short spin, then yields; a waiter for a lock held long (naps) sleeps 20 us at
+ * a time once 64 yields have not brought it. */
+static inline void csni_lock_wait(csni_lock_t *l, bool naps)
 {
     CSNI_LC_ACQUIRE(l, l->rank, false); /* checked before waiting: a bad order aborts, never hangs */
     for (unsigned spin = 0; !csni_trylock_raw(l); spin++) {
@@ -86,10 +88,18 @@ static inline void csni_lock(csni_lock_t *l)
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
-        } else {
+        } else if (!naps || spin < 128) {
             sched_yield();
+        } else {
+            struct timespec nap = {.tv_sec = 0, .tv_nsec = 20000};
+            (void)nanosleep(&nap, NULL); /* EINTR: the lock is looked at again at once */
         }
     }
+}
+
+static inline void csni_lock(csni_lock_t *l)
+{
+    csni_lock_wait(l, false);
 }
 
 /* csni_lock for the one lock held long: a connection's reader lock is held across a
@@ -100,19 +110,7 @@ static inline void csni_lock(csni_lock_t *l)
  * BENCHMARKS.md, issue 19). */
 static inline void csni_lock_long(csni_lock_t *l)
 {
-    CSNI_LC_ACQUIRE(l, l->rank, false);
-    for (unsigned spin = 0; !csni_trylock_raw(l); spin++) {
-        if (spin < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-        } else if (spin < 128) {
-            sched_yield();
-        } else {
-            struct timespec nap = {.tv_sec = 0, .tv_nsec = 20000};
-            (void)nanosleep(&nap, NULL); /* EINTR: the lock is looked at again at once */
-        }
-    }
+    csni_lock_wait(l, true);
 }
 
 static inline void csni_unlock(csni_lock_t *l)

@@ -70,9 +70,6 @@ static csn_status proc_env_u64(const char *name, uint64_t def, uint64_t min, uin
     return proc_env_num(name, false, def, min, max, out);
 }
 
-/* CSN_SHM_PULL's "never": no message is this long. */
-#define PROC_PULL_NEVER ((uint64_t)1 << 48)
-
 static csn_status proc_env_bytes(const char *name, uint64_t def, uint64_t min, uint64_t max,
                                  uint64_t *out)
 {
@@ -195,8 +192,8 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         (rv = proc_env_u64("CSN_CMA", 1, 0, 1, &v[4])) != CSN_OK ||
         (rv = proc_env_u64("CSN_TCP_HOLD_US", 1000, 0, 1000000, &v[5])) != CSN_OK ||
         (rv = proc_env_u64("CSN_SHM_MEMBARRIER", !tun->oversubscribed, 0, 1, &v[6])) != CSN_OK ||
-        (rv = proc_env_bytes("CSN_SHM_PULL", tun->oversubscribed ? 0 : PROC_PULL_NEVER, 0,
-                             PROC_PULL_NEVER, &v[7])) != CSN_OK)
+        (rv = proc_env_bytes("CSN_SHM_PULL", tun->oversubscribed ? 0 : CSNI_PULL_NEVER, 0,
+                             CSNI_PULL_NEVER, &v[7])) != CSN_OK)
         return rv;
     if ((v[0] & (v[0] - 1)) != 0) {
         fprintf(stderr, "csn: CSN_SHM_RING=%llu: expected a power of two from 4096\n",

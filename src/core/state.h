@@ -20,6 +20,9 @@
 #include "wire/frame.h"
 
 /* Tunables: read once at start-up (proc.c), constant after. */
+/* CSN_SHM_PULL's "never" (csni_tun.pull_min): no message is this long. */
+#define CSNI_PULL_NEVER ((uint64_t)1 << 48)
+
 struct csni_tun {
     uint64_t lookup_timeout_ms;
     size_t eager_max;
