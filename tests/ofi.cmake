@@ -33,9 +33,17 @@ add_test(NAME ofi_tcp_mp_barrier COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 4 $<TARGET
 add_test(NAME ofi_tcp_mp_learn COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> learn)
 add_test(NAME ofi_tcp_bogus COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_bogus>)
 add_test(NAME ofi_tcp_harden_args COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_harden> args)
+# A close with a rendezvous under way: the provider gives the user's buffers back first.
+add_test(NAME ofi_tcp_mp_closerndv COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> closerndv)
+add_test(NAME ofi_tcp_mp_rxoverlap COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> rxoverlap)
 set_tests_properties(ofi_tcp_mp_exchange2 ofi_tcp_mp_overlap ofi_tcp_mp_peerlost ofi_tcp_mp_barrier
-  ofi_tcp_mp_learn ofi_tcp_bogus ofi_tcp_harden_args
+  ofi_tcp_mp_learn ofi_tcp_bogus ofi_tcp_harden_args ofi_tcp_mp_closerndv ofi_tcp_mp_rxoverlap
   PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77 ENVIRONMENT "${OFI_ENV};FI_PROVIDER=tcp")
+# Every rendezvous through the link's own stream (CSN_OFI_RNDV=0), as before the provider
+# moved large messages itself.
+add_test(NAME ofi_tcp_mp_exchange_stream COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> exchange)
+set_tests_properties(ofi_tcp_mp_exchange_stream PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77
+  ENVIRONMENT "${OFI_ENV};FI_PROVIDER=tcp;CSN_OFI_RNDV=0")
 add_test(NAME ofi_tcp_mp_backpressure COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> backpressure)
 # KNOWN FAILURE, disabled (shown as "Not Run (Disabled)"): the receiver's RSS grows ~17 MiB
 # while it does not receive (the check allows 16 MiB): memory of rxm/tcp behind the pair's

@@ -8,6 +8,7 @@
 #include "core/debug.h"
 #include "core/netid.h"
 #include "core/state.h"
+#include "transport/ofi/ofi.h"
 #include "names/hosts.h"
 
 _Atomic int csni_debug_level;
@@ -54,10 +55,13 @@ void csni_debug_open(const struct csni_proc *p)
                        (unsigned long long)t->shm_ring, t->shm_dir, t->net->name);
     }
     if (t->net) {
-        char pull[96] = "shm: streamed through the ring";
+        char pull[160] = "shm: streamed through the ring";
         if (p->cma && t->pull_min < CSNI_PULL_NEVER)
             snprintf(pull, sizeof pull,
                      "shm: the receiver pulls with process_vm_readv from %zu bytes", t->pull_min);
+        if (csni_ofi_on() && csni_ofi_rndv_min())
+            snprintf(pull + strlen(pull), sizeof pull - strlen(pull),
+                     "; ofi: the provider moves the payload from %zu bytes", csni_ofi_rndv_min());
         debug_line(p,
                    "protocols: eager up to %zu bytes over shm, %zu over sockets; rendezvous beyond "
                    "(%s); split copies (both sides copy) from %zu bytes%s",
@@ -112,6 +116,8 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
         how = "rendezvous, the receiver pulls it (process_vm_readv)";
     else if (shm)
         how = "rendezvous, streamed through the ring";
+    else if (csni_ofi_on() && csni_ofi_rndv_min() && len >= csni_ofi_rndv_min())
+        how = "rendezvous, the payload moved by the fabric provider"; /* the receiver's choice */
     else
         how = "rendezvous";
     debug_line(p, "tx to rank %d transport %u: %zu bytes over %s: %s", rank,

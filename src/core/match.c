@@ -218,14 +218,16 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
 /* ---- receiving: a receive is posted ---- */
 
 /* Whether a one-source receive from another process can never complete: that process is
- * already lost. Looks only (connecting may block or declare the peer lost, which takes
- * transport locks, and the caller holds t's). */
+ * already lost, or it told us that transport closed. Looks only (connecting may block or
+ * declare the peer lost, which takes transport locks, and the caller holds t's). */
 static bool match_source_lost(struct csni_proc *p, csn_netid src)
 {
-    if (!p->boot.launched || atomic_load(&p->peers.nlost) == 0)
+    if (!p->boot.launched ||
+        (atomic_load(&p->peers.nlost) == 0 && atomic_load(&p->peers.ngone) == 0))
         return false;
     struct csni_peer *pp = csni_peer_lookup(p, csni_netid_rank(src));
-    return pp && csni_peer_is_lost(pp);
+    return pp &&
+           (csni_peer_is_lost(pp) || csni_rtid_state(pp, csni_netid_tid(src)) == CSNI_RTID_GONE);
 }
 
 bool csni_rx_src_gone(csn_netid from)
@@ -528,6 +530,7 @@ static void match_on_tids(struct csni_conn *c, const struct csni_frame *f)
         break;
     case CSNI_TIDS_GONE:
         csni_rtid_gone(pp, v);
+        csni_peer_tport_gone(c->p, pp, v);
         break;
     }
 }

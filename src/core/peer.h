@@ -46,6 +46,7 @@ struct csni_peers {
     struct csni_peer *list;
     struct csni_peer *_Atomic tab[CSNI_PEER_TAB]; /* peers by process id, lock-free */
     _Atomic int nlost;                            /* peers lost so far */
+    _Atomic unsigned ngone; /* peers' transports they told us closed (TIDS GONE notes) */
 };
 
 void csni_peers_init(struct csni_peers *ps);

@@ -116,6 +116,13 @@ void csni_poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
             break;
         }
     }
+    if (c->ofi) { /* what the fabric provider moved itself */
+        struct csni_ofi_fab d[16];
+        int n;
+        while ((n = csni_ofi_fab_take(c, d, 16)) > 0)
+            for (int i = 0; i < n; i++)
+                csni_rndv_fabric_done(c, &d[i]);
+    }
     csni_conn_rx_unlock(c);
     csni_defer_wakes(false);
     poll_reap(p);

@@ -175,7 +175,9 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         fprintf(stderr, "csn: CSN_TRANSPORT=%s: expected shm, unix, tcp or ofi\n", tr);
         return CSN_INVALID_ARGUMENT;
     }
-    if (ofi && (rv = csni_ofi_init()) != CSN_OK)
+    if (ofi && ((rv = proc_env_bytes("CSN_OFI_RNDV", CSNI_OFI_RNDV_DEFAULT, 0, (uint64_t)1 << 48,
+                                     &v[0])) != CSN_OK ||
+                (rv = csni_ofi_init((size_t)v[0])) != CSN_OK))
         return rv;
     const char *dir = getenv("CSN_SHM_DIR");
     snprintf(tun->shm_dir, sizeof tun->shm_dir, "%s", dir && *dir ? dir : "/dev/shm");

@@ -6,6 +6,7 @@
 #include "core/peer.h"
 #include "core/state.h"
 #include "core/rndv.h"
+#include "transport/ofi/ofi.h"
 #include "transport/shm/cma.h"
 
 /* Whether the peer has a transfer of ours to pull: then its CPU is busy copying already, and
@@ -139,7 +140,8 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
 void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token)
 {
     struct csni_peer *pp = op->pp;
-    struct csni_frame f = csni_frame_cts(CSNI_CTS_OK, csni_op_deliver(op), sender_token, op->token);
+    size_t n = csni_op_deliver(op);
+    struct csni_frame f = csni_frame_cts(CSNI_CTS_OK, n, sender_token, op->token);
     csni_lock_assert_held(&op->t->lock);
     csni_lock(&pp->lock);
     if (pp->lost) {
@@ -148,6 +150,15 @@ void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token)
         return;
     }
     csni_oplist_push(&pp->wait_data, op);
+    /* Over a fabric link a large one is the provider's to move: its receive is posted first
+     * (listed already: its completion finds the op). */
+    if (pp->conn->ofi && csni_ofi_rndv_min() && n >= csni_ofi_rndv_min()) {
+        atomic_fetch_add(&op->t->fabric, 1);
+        if (csni_ofi_fab_recv(pp->conn, op->buf, n, op->token, op->t))
+            f = csni_frame_cts(CSNI_CTS_FABRIC, n, sender_token, op->token);
+        else
+            atomic_fetch_sub(&op->t->fabric, 1);
+    }
     csni_frame_encode(&f, op->sr.hdr);
     op->sr.payload = NULL;
     op->sr.paylen = 0;
@@ -190,12 +201,75 @@ static void rndv_on_split(struct csni_conn *c, const struct csni_frame *f)
     (void)csni_peer_send_frame(pp, &g); /* lost: the receive fails with the peer */
 }
 
+/* A fabric CTS: the receiver has posted its receive with the provider; ours is handed to it
+ * too. The transmit stays on the CTS list (peer loss and close find it there) until the
+ * provider completes it (csni_rndv_fabric_done). */
+static void rndv_on_fabric(struct csni_conn *c, const struct csni_frame *f)
+{
+    struct csni_peer *pp = c->pp;
+    uint64_t token = csni_frame_sender_token(f), rtoken = csni_frame_receiver_token(f);
+    if (!c->ofi) {
+        csni_conn_fail(c, "fabric clear-to-send on a connection without a fabric");
+        return;
+    }
+    csni_lock(&pp->lock);
+    struct csni_op *op = csni_oplist_find_token(&pp->wait_cts, token);
+    bool fits = op && f->len <= op->len;
+    if (fits)
+        atomic_fetch_add(&op->t->fabric, 1);
+    csni_unlock(&pp->lock);
+    if (!op) {
+        /* Our transport closed meanwhile: an empty message fails the receive posted for it. */
+        if (!csni_ofi_fab_send(c, NULL, 0, rtoken, 0, NULL))
+            csni_conn_fail(c, "out of memory for a fabric notice");
+        return;
+    }
+    if (!fits) {
+        csni_conn_fail(c, "clear-to-send asks for more than the message");
+        return; /* the transmit fails with the connection */
+    }
+    /* Close and peer loss take the op off the list but wait for the provider (t->fabric)
+     * before the buffer is the user's again, so op->buf is stable here. */
+    if (!csni_ofi_fab_send(c, op->buf, (size_t)f->len, rtoken, token, op->t)) {
+        atomic_fetch_sub(&op->t->fabric, 1);
+        csni_conn_fail(c, "out of memory for a fabric transfer");
+    }
+}
+
+void csni_rndv_fabric_done(struct csni_conn *c, const struct csni_ofi_fab *d)
+{
+    struct csni_peer *pp = c->pp;
+    csn_transport *t = d->t;
+    if (!t)
+        return; /* a notice of ours */
+    /* A withdrawn receive's op is close's or peer loss's. */
+    if (d->err != ECANCELED) {
+        csni_lock(&pp->lock);
+        struct csni_op *op =
+            csni_oplist_take_token(d->rx ? &pp->wait_data : &pp->wait_cts, d->token);
+        csni_unlock(&pp->lock);
+        if (op) {
+            bool ok = d->err == 0 && (!d->rx || d->len == csni_op_deliver(op));
+            if (d->rx)
+                op->got = d->len;
+            else
+                csni_op_wait_released(op); /* its RTS's writer may still hold the request */
+            csni_complete_unlocked(op, ok ? CSN_OK : CSN_PEER_LOST);
+        }
+    }
+    atomic_fetch_sub(&t->fabric, 1); /* after: a close waiting for it finds the op done */
+}
+
 void csni_rndv_on_cts(struct csni_conn *c, const struct csni_frame *f)
 {
     struct csni_peer *pp = c->pp;
     uint32_t kind = csni_frame_kind(f);
     if (kind == CSNI_CTS_SPLIT) {
         rndv_on_split(c, f);
+        return;
+    }
+    if (kind == CSNI_CTS_FABRIC) {
+        rndv_on_fabric(c, f);
         return;
     }
     csni_lock(&pp->lock);

@@ -34,6 +34,10 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t);
 /* The reader's answers to CTS and DATA headers (c's reader lock held). */
 void csni_rndv_on_cts(struct csni_conn *c, const struct csni_frame *f);
 void csni_rndv_on_data(struct csni_conn *c, const struct csni_frame *f, struct csni_place *pl);
+struct csni_ofi_fab;
+/* A message the fabric provider moved itself completed (c's reader lock held): its receive or
+ * transmit completes (CSN_PEER_LOST when it failed or came short). */
+void csni_rndv_fabric_done(struct csni_conn *c, const struct csni_ofi_fab *d);
 /* A DATA chunk of pl's receive is placed. */
 void csni_rndv_data_placed(const struct csni_frame *f, const struct csni_place *pl);
 

@@ -1,6 +1,7 @@
 /* teardown.c: the end of a peer process (every operation involving it fails) and of a
  * transport (everything of it is cancelled and handed back). */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/complete.h"
@@ -8,10 +9,12 @@
 #include "core/credit.h"
 #include "core/netid.h"
 #include "core/peer.h"
+#include "core/poll.h"
 #include "core/rndv.h"
 #include "core/state.h"
 #include "core/teardown.h"
 #include "core/tport.h"
+#include "transport/ofi/ofi.h"
 
 /* Moves the ops of l for which keep() is false onto *out (the list owner's lock held). */
 static void teardown_take(struct csni_oplist *l, csn_transport *t, struct csni_op **out)
@@ -92,6 +95,30 @@ void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
     csni_table_unlock(&p->tab);
 }
 
+void csni_peer_tport_gone(struct csni_proc *p, struct csni_peer *pp, uint32_t tid)
+{
+    csn_netid src = csni_netid_make(pp->proc, tid);
+    atomic_fetch_add(&p->peers.ngone, 1);
+    csni_table_rdlock(&p->tab);
+    for (uint32_t i = 0; i < csni_table_size(&p->tab); i++) {
+        csn_transport *t = csni_table_at(&p->tab, i);
+        if (!t)
+            continue;
+        csni_lock(&t->lock);
+        for (struct csni_op *op = t->posted.head, *prev = NULL, *n; op; op = n) {
+            n = op->next;
+            if (op->peer == src) {
+                csni_oplist_unlink(&t->posted, prev, op);
+                csni_complete(t, op, CSN_PEER_LOST);
+            } else {
+                prev = op;
+            }
+        }
+        csni_unlock(&t->lock);
+    }
+    csni_table_unlock(&p->tab);
+}
+
 /* Our transmits parked with other transports of this process point into our caller's
  * buffers: withdraw them onto *gone. */
 static void teardown_withdraw_self(struct csni_proc *p, csn_transport *t, struct csni_op **gone)
@@ -163,6 +190,35 @@ struct csni_op *csni_tport_unhold(struct csni_proc *p, csn_transport *t)
     return held;
 }
 
+/* How long a closing transport waits for the fabric provider to give back its buffers. */
+#define TEARDOWN_FABRIC_NS (5 * 1000000000ull)
+
+/* t's messages with a fabric provider (off the peers' lists now, so no new one starts): its
+ * receives are withdrawn, its transmits finish; until then the provider holds the user's
+ * buffers, which are the caller's again when close returns. */
+static void teardown_fabric_quiesce(struct csni_proc *p, csn_transport *t)
+{
+    if (atomic_load(&t->fabric) == 0)
+        return;
+    for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
+        if (c->ofi)
+            csni_ofi_fab_cancel(c, t);
+    uint64_t until = csni_now_ns() + TEARDOWN_FABRIC_NS;
+    while (atomic_load(&t->fabric) > 0) {
+        if (csni_now_ns() > until) {
+            fprintf(stderr,
+                    "csn[%d]: close: the fabric provider still holds %u buffers of the "
+                    "transport after %llu s\n",
+                    p->me, atomic_load(&t->fabric), TEARDOWN_FABRIC_NS / 1000000000ull);
+            return;
+        }
+        for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
+            if (c->ofi)
+                csni_poll_serve(p, c, true);
+        sched_yield();
+    }
+}
+
 void csni_tport_drain(struct csni_proc *p, csn_transport *t, struct csni_op *held)
 {
     struct csni_op *deferred = NULL, *gone = held;
@@ -189,6 +245,7 @@ void csni_tport_drain(struct csni_proc *p, csn_transport *t, struct csni_op *hel
         if (tell)
             (void)csni_peer_send_frame(pp, &note); /* lost or short of memory: harmless */
     }
+    teardown_fabric_quiesce(p, t);
     teardown_withdraw_self(p, t, &gone);
     /* Unexpected messages held for t. */
     csni_lock(&t->lock);

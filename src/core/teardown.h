@@ -2,6 +2,8 @@
 #ifndef CSNI_TEARDOWN_H
 #define CSNI_TEARDOWN_H
 
+#include <stdint.h>
+
 #include "csn.h"
 
 struct csni_proc;
@@ -11,6 +13,10 @@ struct csni_peer;
  * from it too, and what it announced but can no longer send is dropped. Once per peer. No lock
  * held by the caller. */
 void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp);
+/* pp closed its transport tid (its TIDS GONE note, after everything that transport sent us
+ * on the pair): receives posted for that transport alone can never complete, and fail with
+ * CSN_PEER_LOST (csni_post_rx fails later ones). Reader lock held. */
+void csni_peer_tport_gone(struct csni_proc *p, struct csni_peer *pp, uint32_t tid);
 /* At close (t already out of the table, no lock held), before waiting for t's frames on
  * their way: withdraws t's transmits held for a peer's answer (rtids.c), waits for those an
  * answer is sending, and returns the withdrawn ones for csni_tport_drain. */

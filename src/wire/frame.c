@@ -114,7 +114,7 @@ int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, str
     case CSNI_F_CTS:
     case CSNI_F_DATA:
         if (f->aux != CSNI_CTS_OK && f->aux != CSNI_CTS_GONE && f->aux != CSNI_CTS_SPLIT &&
-            !(f->aux >= CSNI_CTS_PULLED && f->aux <= CSNI_CTS_NOTID && f->type == CSNI_F_CTS)) {
+            !(f->aux >= CSNI_CTS_PULLED && f->aux <= CSNI_CTS_FABRIC && f->type == CSNI_F_CTS)) {
             *why = "bad rendezvous status";
             return -1;
         }

@@ -48,6 +48,9 @@ enum csni_frame_type {
  * bits) and src (high 32 bits). In a DATA frame (no payload): the sender has written len bytes
  * from the split point on; cookie is the receiver's token. The receiver's CTS_PULLED ends
  * the sender's part. */
+/* CSNI_CTS_FABRIC (CTS only, over a libfabric link): the receiver has posted a receive of len
+ * bytes with the provider, tagged with its token (cookie2); the sender hands the message to
+ * the provider (transport/ofi/ofi.h) instead of sending DATA frames. */
 /* CSNI_CTS_NOTID (CTS only, answering an RTS): the destination transport never existed at the
  * receiver (its id was never handed out): the transmit fails with CSN_ILLEGAL_NETID (GONE: it
  * closed, CSN_PEER_LOST). */
@@ -56,7 +59,8 @@ enum {
     CSNI_CTS_GONE = 1,
     CSNI_CTS_PULLED = 2,
     CSNI_CTS_SPLIT = 3,
-    CSNI_CTS_NOTID = 4
+    CSNI_CTS_NOTID = 4,
+    CSNI_CTS_FABRIC = 5
 };
 
 /* CSNI_F_TIDS kinds. QUERY: how many transport ids have you handed out? COUNT (the answer, or

@@ -1,6 +1,6 @@
 /* test_mp.c: multi-process semantics under csnrun: exchange, FIFO, any/one source, overrun,
  * overlap (either side computing), back-pressure, peer loss, barrier, replies that need no
- * question about the peer's transports. */
+ * question about the peer's transports, a close with a rendezvous under way. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -319,6 +319,60 @@ static void mode_peerlost(void)
     printf("peerlost: ok in %.2f s\n", now_s() - t0);
 }
 
+/* One rendezvous of a transport X that closes with it under way: the other side's operation
+ * completes (CSN_OK or CSN_PEER_LOST) within seconds, the close returns, and the pair goes on. */
+static void closerndv_round(int closer, int round, uint8_t *big, size_t n)
+{
+    char name[32], tok[4] = "go";
+    csn_transport *X;
+    csn_netid peer_x, id, from = ids[1 - rank];
+    size_t got;
+    void *buf;
+    csn_status st;
+    double t0;
+    CHECK_OK(csn_open(&X));
+    snprintf(name, sizeof name, "mp.x%d.%d", round, rank);
+    CHECK_OK(csn_register_name(X, name));
+    snprintf(name, sizeof name, "mp.x%d.%d", round, 1 - rank);
+    CHECK_OK(csn_lookup_name(&peer_x, name));
+    CHECK_OK(csn_job_barrier(T));
+    /* The sender announces its message on X, then says so on T (after it on the pair). */
+    int sender = round == 0 ? 1 - closer : closer;
+    if (rank == sender) {
+        CHECK_OK(csn_tx_nb(X, peer_x, big, n));
+        CHECK_OK(csn_tx(T, ids[1 - rank], tok, sizeof tok));
+    } else {
+        CHECK_OK(csn_rx(T, &from, tok, sizeof tok, &got));
+        CHECK_OK(csn_rx_nb_from(X, peer_x, big, n, &got)); /* matches the announcement */
+    }
+    t0 = now_s();
+    if (rank != closer) {
+        csn_status r = csn_test(X, CSN_TX | CSN_RX, 10 * 1000 * 1000, &id, &buf, &st);
+        if (r != CSN_TX_READY && r != CSN_RX_READY)
+            fprintf(stderr, "closerndv: round %d, rank %d: test gave %s\n", round, rank,
+                    csn_status_string(r));
+        CHECK(r == CSN_TX_READY || r == CSN_RX_READY);
+        CHECK(st == CSN_OK || st == CSN_PEER_LOST);
+        printf("closerndv: round %d, rank %d: %s in %.3f s\n", round, rank, csn_status_string(st),
+               now_s() - t0);
+    }
+    CHECK_OK(csn_close(&X));
+    CHECK(now_s() - t0 < 8.0);
+    /* The pair goes on. */
+    CHECK_OK(csn_job_barrier(T));
+}
+
+static void mode_closerndv(void)
+{
+    size_t n = 16u << 20;
+    uint8_t *big = malloc(n);
+    CHECK(size == 2 && big);
+    memset(big, 1, n);
+    closerndv_round(0, 0, big, n); /* rank 0 receives, and closes after posting */
+    closerndv_round(0, 1, big, n); /* rank 0 sends, and closes right after */
+    free(big);
+}
+
 /* Run with CSN_SHM_RING far beyond /dev/shm: connecting fails with a clear error, no SIGBUS. */
 static void mode_shmfull(void)
 {
@@ -482,7 +536,7 @@ int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: test_mp exchange|overlap|rxoverlap|backpressure|peerlost|barrier|"
-                        "shmfull|forever|learn\n");
+                        "shmfull|forever|learn|closerndv\n");
         return 2;
     }
     setup();
@@ -504,6 +558,8 @@ int main(int argc, char **argv)
         mode_forever();
     else if (strcmp(argv[1], "learn") == 0)
         mode_learn();
+    else if (strcmp(argv[1], "closerndv") == 0)
+        mode_closerndv();
     else
         return 2;
     CHECK_OK(csn_close(&T));

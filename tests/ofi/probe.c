@@ -6,7 +6,7 @@
 
 int main(void)
 {
-    if (csni_ofi_init() != CSN_OK) {
+    if (csni_ofi_init(CSNI_OFI_RNDV_DEFAULT) != CSN_OK) {
         printf("SKIP: no usable libfabric provider for CSN_TRANSPORT=ofi (see the line above)\n");
         return 77;
     }

@@ -79,6 +79,9 @@ int main(void)
     refused(e, 3, 1);               /* flags */
     roundtrip(csni_frame_cts(CSNI_CTS_NOTID, 0, 99, 0));
     refused((struct csni_frame){.type = CSNI_F_DATA, .aux = CSNI_CTS_NOTID}, -1, 0);
+    roundtrip(csni_frame_cts(CSNI_CTS_FABRIC, 1u << 20, 5, 6));
+    refused((struct csni_frame){.type = CSNI_F_DATA, .aux = CSNI_CTS_FABRIC}, -1, 0);
+    refused((struct csni_frame){.type = CSNI_F_CTS, .aux = CSNI_CTS_FABRIC + 1}, -1, 0);
     refused((struct csni_frame){.type = CSNI_F_EAGER, .dst = 2, .src = 3, .len = 65537}, -1, 0);
     refused((struct csni_frame){.type = CSNI_F_EAGER, .dst = 0, .src = 3}, -1, 0);
     refused((struct csni_frame){.type = CSNI_F_RTS, .dst = 1, .src = 0, .len = 5}, -1, 0);

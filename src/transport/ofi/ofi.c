@@ -39,6 +39,20 @@
 #define OFI_EOF_GRACE_NS 200000000ull
 #define OFI_DRAIN_NS 1000000000ull /* at exit: sends still in flight get this long */
 #define OFI_HELLO_NONCE 0x6f66692d6c696e6bull /* "ofi-link" */
+/* The tag of a message the provider moves itself (csni_ofi_fab_send): this bit and the
+ * receiver's token. The stream's messages are tag 0. */
+#define OFI_FAB_TAG (1ull << 62)
+
+/* One message the provider moves straight between the two processes' buffers. */
+struct ofi_fab {
+    uint8_t ctx[CSNI_OFI_CTX]; /* the provider's (first: the completion's context is &fab) */
+    struct csni_ofi_fab d;     /* what the connection engine gets back */
+    const void *buf;           /* a send the provider had no room for yet (!posted) */
+    void *sink;                /* a receive's own memory (for a closed transport), freed with it */
+    uint64_t tag;
+    bool posted;
+    struct ofi_fab *next;
+};
 
 struct ofi_buf {
     uint8_t ctx[CSNI_OFI_CTX]; /* the provider's (first: the completion's context is &buf) */
@@ -64,6 +78,10 @@ struct csni_ofi_link {
     struct ofi_buf tx[OFI_NTX];
     int txfree[OFI_NTX], ntxfree;
     _Atomic int inflight; /* sends not yet complete (read by sleepers) */
+    /* The provider's own messages (fab_lock): under way or waiting for room, and done. */
+    pthread_mutex_t fab_lock;
+    struct ofi_fab *fab_live, *fab_done;
+    _Atomic int nfab, nfab_tx, nfab_done; /* live ones, the sends among them, done ones */
     struct csni_ofi_link *next; /* every link, for the drain at exit */
     struct csni_conn *conn;     /* its connection (a dead one is not drained) */
 };
@@ -72,6 +90,7 @@ static const struct csni_ofi_module *ofi_mod;
 static bool ofi_active;
 static char ofi_name[96];
 static bool ofi_spin; /* CSN_OFI_SPIN=1: never sleep on the fabric, poll (as MPIs do) */
+static size_t ofi_rndv_min; /* CSN_OFI_RNDV: messages the provider moves itself; 0: none */
 static pthread_mutex_t ofi_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct csni_ofi_link *ofi_links;
 
@@ -144,7 +163,7 @@ static void ofi_drain(void)
     pthread_mutex_unlock(&ofi_list_lock);
 }
 
-csn_status csni_ofi_init(void)
+csn_status csni_ofi_init(size_t rndv_min)
 {
     char prov[64], err[256] = "";
     if (ofi_active)
@@ -158,6 +177,7 @@ csn_status csni_ofi_init(void)
     snprintf(ofi_name, sizeof ofi_name, "ofi:%s", prov);
     const char *spin = getenv("CSN_OFI_SPIN");
     ofi_spin = spin && strcmp(spin, "1") == 0;
+    ofi_rndv_min = ofi_mod->direct() ? rndv_min : 0;
     if (atexit(ofi_drain) != 0)
         return CSN_SYSTEM_ERROR;
     ofi_active = true;
@@ -185,11 +205,12 @@ bool csni_ofi_hello_is_ofi(const struct csni_frame *f)
 }
 
 /* ---- the link ---- */
+static int ofi_tx_reclaim(struct csni_ofi_link *l);
 static int ofi_repost(struct csni_ofi_link *l)
 {
     while (l->rx_unposted > 0) {
         struct ofi_buf *b = &l->rx[(l->rx_head + OFI_NRX - l->rx_unposted) % OFI_NRX];
-        int rc = ofi_mod->post_recv(l->ep, b->data, OFI_BUF, b->ctx);
+        int rc = ofi_mod->post_recv(l->ep, b->data, OFI_BUF, 0, b->ctx);
         if (rc == -EAGAIN)
             return 0;
         if (rc != 0)
@@ -247,6 +268,81 @@ static int ofi_sock(struct csni_conn *c, struct csni_ofi_link *l)
     return 0;
 }
 
+/* *pf (fab_lock held) is done: off the live list onto the done one. */
+static void ofi_fab_finish(struct csni_ofi_link *l, struct ofi_fab **pf, size_t len, int err)
+{
+    struct ofi_fab *f = *pf;
+    *pf = f->next;
+    f->d.len = len;
+    f->d.err = err;
+    f->next = l->fab_done;
+    l->fab_done = f;
+    atomic_fetch_sub(&l->nfab, 1);
+    if (!f->d.rx)
+        atomic_fetch_sub(&l->nfab_tx, 1);
+    atomic_fetch_add(&l->nfab_done, 1);
+}
+
+static bool ofi_fab_post_rx(struct csni_ofi_link *l, void *buf, size_t len, uint64_t tag,
+                            uint64_t token, void *t, void *sink);
+
+/* The provider completed a message of its own (context ctx). */
+static void ofi_fab_done(struct csni_ofi_link *l, void *ctx, const struct csni_ofi_done *d)
+{
+    uint64_t tag = 0;
+    size_t len = 0;
+    pthread_mutex_lock(&l->fab_lock);
+    for (struct ofi_fab **pf = &l->fab_live; *pf; pf = &(*pf)->next)
+        if ((void *)*pf == ctx) {
+            struct ofi_fab *f = *pf;
+            if (f->d.rx && f->d.t && d->err == ECANCELED) {
+                tag = f->tag;
+                len = f->d.len;
+            }
+            ofi_fab_finish(l, pf, d->len, d->err);
+            break;
+        }
+    pthread_mutex_unlock(&l->fab_lock);
+    /* A withdrawn receive (its transport closed): the sender's message, whose CTS went out,
+     * still comes, and would wait unmatched at our provider for ever (and its sender with
+     * it). A receive into memory of our own takes it and lets the sender's transmit complete,
+     * as DATA for a closed transport is read and dropped. */
+    if (tag) {
+        void *sink = malloc(len ? len : 1);
+        if (!sink || !ofi_fab_post_rx(l, sink, len, tag, 0, NULL, sink)) {
+            free(sink);
+            fprintf(stderr, "csn: ofi: cannot post a receive to drop a message for a closed "
+                            "transport: its sender waits\n");
+        }
+    }
+}
+
+/* Sends the provider had no room for: tried again (completions made room). */
+static void ofi_fab_retry(struct csni_ofi_link *l)
+{
+    if (atomic_load_explicit(&l->nfab_tx, memory_order_relaxed) == 0)
+        return;
+    pthread_mutex_lock(&l->fab_lock);
+    struct ofi_fab **pf = &l->fab_live;
+    while (*pf) {
+        struct ofi_fab *f = *pf;
+        if (f->posted || f->d.rx) {
+            pf = &f->next;
+            continue;
+        }
+        int rc = ofi_mod->send(l->ep, f->buf, f->d.len, f->tag, f->ctx);
+        if (rc == -EAGAIN)
+            break;
+        if (rc != 0) {
+            ofi_fab_finish(l, pf, 0, EIO);
+            continue;
+        }
+        f->posted = true;
+        pf = &f->next;
+    }
+    pthread_mutex_unlock(&l->fab_lock);
+}
+
 static int ofi_rx_progress(struct csni_ofi_link *l)
 {
     struct csni_ofi_done d[OFI_NRX];
@@ -255,7 +351,11 @@ static int ofi_rx_progress(struct csni_ofi_link *l)
         return -1;
     for (int i = 0; i < n; i++) {
         struct ofi_buf *b = d[i].ctx;
-        if (d[i].err || !b || b < l->rx || b >= l->rx + OFI_NRX)
+        if (b && (b < l->rx || b >= l->rx + OFI_NRX)) {
+            ofi_fab_done(l, d[i].ctx, &d[i]);
+            continue;
+        }
+        if (d[i].err || !b)
             return -1;
         b->len = d[i].len > OFI_BUF ? OFI_BUF : d[i].len;
         b->pos = 0;
@@ -277,6 +377,14 @@ static ssize_t ofi_read(struct csni_conn *c, void *buf, size_t n)
     if (ofi_rx_progress(l) != 0) {
         errno = EIO;
         return -1;
+    }
+    /* The completions of the provider's own sends are the writer's queue's: taken here when
+     * the writer is not at work, so that a waiting sender learns of them. */
+    if (atomic_load_explicit(&l->nfab_tx, memory_order_relaxed) > 0 && csni_trylock(&c->tx_lock)) {
+        int rc = ofi_tx_reclaim(l);
+        csni_unlock(&c->tx_lock);
+        if (rc != 0)
+            return -1;
     }
     while (got < n) {
         struct ofi_buf *b = &l->rx[l->rx_head];
@@ -315,13 +423,18 @@ static int ofi_tx_reclaim(struct csni_ofi_link *l)
     }
     for (int k = 0; k < n; k++) {
         struct ofi_buf *b = d[k].ctx;
-        if (d[k].err || !b || b < l->tx || b >= l->tx + OFI_NTX || l->ntxfree >= OFI_NTX) {
+        if (b && (b < l->tx || b >= l->tx + OFI_NTX)) {
+            ofi_fab_done(l, d[k].ctx, &d[k]);
+            continue;
+        }
+        if (d[k].err || !b || l->ntxfree >= OFI_NTX) {
             errno = EIO;
             return -1;
         }
         l->txfree[l->ntxfree++] = (int)(b - l->tx);
     }
     atomic_store_explicit(&l->inflight, OFI_NTX - l->ntxfree, memory_order_relaxed);
+    ofi_fab_retry(l);
     return 0;
 }
 
@@ -352,7 +465,7 @@ static ssize_t ofi_writev(struct csni_conn *c, const struct iovec *iov, int niov
         }
         if (len == 0)
             break;
-        int rc = ofi_mod->send(l->ep, b->data, len, b->ctx);
+        int rc = ofi_mod->send(l->ep, b->data, len, 0, b->ctx);
         if (rc == -EAGAIN)
             break;
         if (rc != 0) {
@@ -397,6 +510,7 @@ static struct csni_ofi_link *ofi_open(struct csni_conn *c, uint8_t *name, size_t
         return NULL;
     l->rxfd = -1;
     l->epfd = c->p->epfd;
+    pthread_mutex_init(&l->fab_lock, NULL);
     if (!(l->mem = malloc((size_t)(OFI_NRX + OFI_NTX) * OFI_BUF)))
         goto fail;
     for (int i = 0; i < OFI_NRX; i++)
@@ -556,6 +670,8 @@ void csni_ofi_fail(struct csni_conn *c)
         (void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->rxfd, NULL); /* the endpoint stays till exit */
     /* No peer will map the endpoint now. */
     ofi_unname(l);
+    /* Nothing more comes from the peer: receives into the user's memory are withdrawn. */
+    csni_ofi_fab_cancel(c, NULL);
 }
 
 void csni_ofi_drop(struct csni_conn *c)
@@ -587,8 +703,107 @@ int csni_ofi_arm(struct csni_conn *c)
         if (rc != 0)
             return 1; /* the writer meets the error on its next write */
     }
+    /* The provider's own messages need our progress on both sides (its rendezvous): poll. */
     if (ofi_spin || l->rx[l->rx_head].done || l->rx_unposted > 0 || l->rxfd < 0 ||
-        atomic_load_explicit(&l->inflight, memory_order_relaxed) > 0)
+        atomic_load_explicit(&l->inflight, memory_order_relaxed) > 0 ||
+        atomic_load_explicit(&l->nfab, memory_order_relaxed) > 0 ||
+        atomic_load_explicit(&l->nfab_done, memory_order_relaxed) > 0)
         return 1;
     return ofi_mod->trywait(l->ep);
+}
+
+/* ---- messages the provider moves itself ---- */
+size_t csni_ofi_rndv_min(void)
+{
+    return ofi_rndv_min;
+}
+
+/* A new record, live (fab_lock taken here); NULL when out of memory. */
+static struct ofi_fab *ofi_fab_new(struct csni_ofi_link *l, bool rx, uint64_t token, void *t,
+                                   const void *buf, size_t len, uint64_t tag)
+{
+    struct ofi_fab *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->d = (struct csni_ofi_fab){.rx = rx, .token = token, .t = t, .len = len};
+    f->buf = buf;
+    f->tag = tag;
+    pthread_mutex_lock(&l->fab_lock);
+    f->next = l->fab_live;
+    l->fab_live = f;
+    atomic_fetch_add(&l->nfab, 1);
+    if (!rx)
+        atomic_fetch_add(&l->nfab_tx, 1);
+    return f;
+}
+
+bool csni_ofi_fab_recv(struct csni_conn *c, void *buf, size_t len, uint64_t token, void *t)
+{
+    return ofi_fab_post_rx(c->ofi, buf, len, OFI_FAB_TAG | token, token, t, NULL);
+}
+
+static bool ofi_fab_post_rx(struct csni_ofi_link *l, void *buf, size_t len, uint64_t tag,
+                            uint64_t token, void *t, void *sink)
+{
+    struct ofi_fab *f = ofi_fab_new(l, true, token, t, NULL, len, tag);
+    if (!f)
+        return false;
+    /* Posted under fab_lock: its completion cannot be looked for before it is listed. */
+    int rc = ofi_mod->post_recv(l->ep, buf, len, f->tag, f->ctx);
+    f->posted = rc == 0;
+    f->sink = rc == 0 ? sink : NULL;
+    if (rc != 0) {
+        l->fab_live = f->next;
+        atomic_fetch_sub(&l->nfab, 1);
+    }
+    pthread_mutex_unlock(&l->fab_lock);
+    if (rc != 0)
+        free(f);
+    return rc == 0;
+}
+
+bool csni_ofi_fab_send(struct csni_conn *c, const void *buf, size_t len, uint64_t rtoken,
+                       uint64_t token, void *t)
+{
+    struct csni_ofi_link *l = c->ofi;
+    struct ofi_fab *f = ofi_fab_new(l, false, token, t, buf, len, OFI_FAB_TAG | rtoken);
+    if (!f)
+        return false;
+    int rc = ofi_mod->send(l->ep, buf, len, f->tag, f->ctx);
+    f->posted = rc == 0; /* -EAGAIN: sent by ofi_fab_retry once the provider has room */
+    if (rc != 0 && rc != -EAGAIN)
+        ofi_fab_finish(l, &l->fab_live, 0, EIO); /* f is the list's head */
+    pthread_mutex_unlock(&l->fab_lock);
+    return true;
+}
+
+int csni_ofi_fab_take(struct csni_conn *c, struct csni_ofi_fab *out, int n)
+{
+    struct csni_ofi_link *l = c->ofi;
+    int got = 0;
+    if (!l || atomic_load_explicit(&l->nfab_done, memory_order_relaxed) == 0)
+        return 0;
+    pthread_mutex_lock(&l->fab_lock);
+    while (got < n && l->fab_done) {
+        struct ofi_fab *f = l->fab_done;
+        l->fab_done = f->next;
+        out[got++] = f->d;
+        free(f->sink);
+        free(f);
+    }
+    atomic_fetch_sub(&l->nfab_done, got);
+    pthread_mutex_unlock(&l->fab_lock);
+    return got;
+}
+
+void csni_ofi_fab_cancel(struct csni_conn *c, const void *t)
+{
+    struct csni_ofi_link *l = c->ofi;
+    if (!l || atomic_load_explicit(&l->nfab, memory_order_relaxed) == 0)
+        return;
+    pthread_mutex_lock(&l->fab_lock);
+    for (struct ofi_fab *f = l->fab_live; f; f = f->next)
+        if (f->d.rx && (!t || f->d.t == t))
+            ofi_mod->cancel(l->ep, f->ctx);
+    pthread_mutex_unlock(&l->fab_lock);
 }

@@ -7,6 +7,7 @@
 #define CSNI_OFI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "csn.h"
@@ -20,9 +21,12 @@ struct csni_frame;
  * the 100 ms safety nap, 4 ms with 1 ms, csn's TCP 1.7 ms, all at load 60+). */
 #define CSNI_OFI_NAP_NS 1000000ull
 
-/* CSN_TRANSPORT=ofi: loads the component and opens the provider. CSN_OK, or
- * CSN_INVALID_ARGUMENT after one line on stderr. */
-csn_status csni_ofi_init(void);
+/* CSN_OFI_RNDV's default: rendezvous messages from this many bytes on are moved by the
+ * provider's own protocol (see csni_ofi_fab_recv). */
+#define CSNI_OFI_RNDV_DEFAULT 1u
+/* CSN_TRANSPORT=ofi: loads the component and opens the provider; rndv_min: CSN_OFI_RNDV (0:
+ * never). CSN_OK, or CSN_INVALID_ARGUMENT after one line on stderr. */
+csn_status csni_ofi_init(size_t rndv_min);
 /* Whether the process moves its data over ofi (csni_ofi_init succeeded). */
 bool csni_ofi_on(void);
 /* "ofi:PROVIDER" */
@@ -42,6 +46,38 @@ int csni_ofi_accept(struct csni_conn *c, const char **why);
 void csni_ofi_fail(struct csni_conn *c);
 /* A connection that never got going (csni_conn_new failed after csni_ofi_connect). */
 void csni_ofi_drop(struct csni_conn *c);
+/* ---- Messages the provider moves itself (CSN_OFI_RNDV): a rendezvous's payload goes from
+ * the sender's buffer to the receiver's by the provider's own protocol (rxm: its rendezvous,
+ * an RMA read), not through the link's stream and its bounce buffers. The receiver posts its
+ * receive before its CTS (CSNI_CTS_FABRIC) says so; the sender then sends. Each side's
+ * operation completes when its provider says (csni_ofi_fab_take). */
+/* What one such message's completion says: a receive (token: the receiver's) or a send
+ * (token: the sender's); t: the transport of its operation (NULL: a notice, no operation);
+ * len: bytes received; err: 0, ECANCELED (withdrawn) or another errno. */
+struct csni_ofi_fab {
+    bool rx;
+    uint64_t token;
+    void *t;
+    size_t len;
+    int err;
+};
+/* Rendezvous messages from this many bytes on go that way; 0: none do (not asked for, or the
+ * provider needs registered memory). */
+size_t csni_ofi_rndv_min(void);
+/* Posts the receive of len bytes into buf (the provider's until its completion), for the
+ * sender's csni_ofi_fab_send with rtoken == token. False: not posted (out of memory or room);
+ * answer with an ordinary CTS. Not blocking; any lock may be held (fab_lock is a leaf). */
+bool csni_ofi_fab_recv(struct csni_conn *c, void *buf, size_t len, uint64_t token, void *t);
+/* Sends len bytes of buf (the provider's until its completion) to the receive posted with
+ * rtoken; the send's completion carries token. buf NULL, len 0, t NULL: a notice that fails
+ * that receive (our transmit is gone). False only when out of memory. Not blocking. */
+bool csni_ofi_fab_send(struct csni_conn *c, const void *buf, size_t len, uint64_t rtoken,
+                       uint64_t token, void *t);
+/* Completions found so far (at most n, the oldest not first): their count. Reader lock held. */
+int csni_ofi_fab_take(struct csni_conn *c, struct csni_ofi_fab *out, int n);
+/* Withdraws c's posted receives of transport t (all of them when t is NULL): each completes
+ * with ECANCELED, or as it would have when already under way. Not blocking. */
+void csni_ofi_fab_cancel(struct csni_conn *c, const void *t);
 /* Before a thread sleeps (see csni_conn_arm): 1 work is there, 0 may sleep. Reader lock held. */
 int csni_ofi_arm(struct csni_conn *c);
 

@@ -30,7 +30,8 @@ struct csni_ofi_ep {
     struct fid_cq *rxcq, *txcq;
     struct fid_av *av;
     struct fid_mr *mr;
-    void *desc;
+    void *desc, *mem; /* the link's buffers [mem, mem + memlen) and their registration */
+    size_t memlen;
     fi_addr_t peer;
     char shm[64];         /* the shm provider's region file (mod_shm_name), "" if none */
     _Atomic bool unnamed; /* mod_unname done */
@@ -183,6 +184,8 @@ static int mod_open(struct csni_ofi_ep **out, void *mem, size_t memlen, void *na
         return -1;
     }
     e->peer = FI_ADDR_UNSPEC;
+    e->mem = mem;
+    e->memlen = memlen;
     if (mod_info->domain_attr->mr_mode & FI_MR_LOCAL) {
         what = "fi_mr_reg";
         if ((rc = fi_mr_reg(mod_domain, mem, memlen, FI_SEND | FI_RECV, 0, 0, 0, &e->mr, NULL)) != 0)
@@ -240,14 +243,33 @@ static int mod_rc(ssize_t rc)
     return rc == -FI_EAGAIN ? -EAGAIN : rc < 0 ? (int)rc : -EIO;
 }
 
-static int mod_post_recv(struct csni_ofi_ep *e, void *buf, size_t len, void *ctx)
+/* The link's own buffers carry its registration (desc); any other memory goes only where
+ * the provider needs none (mod_direct). */
+static void *mod_desc(struct csni_ofi_ep *e, const void *buf)
 {
-    return mod_rc(fi_trecv(e->ep, buf, len, e->desc, FI_ADDR_UNSPEC, 0, 0, ctx));
+    return e->desc && buf >= e->mem && (const uint8_t *)buf < (const uint8_t *)e->mem + e->memlen
+               ? e->desc
+               : NULL;
 }
 
-static int mod_send(struct csni_ofi_ep *e, const void *buf, size_t len, void *ctx)
+static int mod_post_recv(struct csni_ofi_ep *e, void *buf, size_t len, uint64_t tag, void *ctx)
 {
-    return mod_rc(fi_tsend(e->ep, buf, len, e->desc, e->peer, 0, ctx));
+    return mod_rc(fi_trecv(e->ep, buf, len, mod_desc(e, buf), FI_ADDR_UNSPEC, tag, 0, ctx));
+}
+
+static int mod_send(struct csni_ofi_ep *e, const void *buf, size_t len, uint64_t tag, void *ctx)
+{
+    return mod_rc(fi_tsend(e->ep, buf, len, mod_desc(e, buf), e->peer, tag, ctx));
+}
+
+static void mod_cancel(struct csni_ofi_ep *e, void *ctx)
+{
+    (void)fi_cancel(&e->ep->fid, ctx); /* not found: it completed or is under way */
+}
+
+static int mod_direct(void)
+{
+    return !(mod_info->domain_attr->mr_mode & FI_MR_LOCAL);
 }
 
 static int mod_poll(struct fid_cq *cq, struct csni_ofi_done *d, int n)
@@ -304,6 +326,8 @@ static const struct csni_ofi_module mod = {
     .insert = mod_insert,
     .post_recv = mod_post_recv,
     .send = mod_send,
+    .cancel = mod_cancel,
+    .direct = mod_direct,
     .poll_rx = mod_poll_rx,
     .poll_tx = mod_poll_tx,
     .trywait = mod_trywait,

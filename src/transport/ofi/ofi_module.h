@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 /* Bumped whenever the structures below change; libcsn refuses a module of another version. */
-#define CSNI_OFI_MODULE_ABI 2
+#define CSNI_OFI_MODULE_ABI 3
 /* The one symbol the module exports: const struct csni_ofi_module *csn_ofi_module(void). */
 #define CSNI_OFI_MODULE_SYMBOL "csn_ofi_module"
 /* The module's file, in the directory "csn" beside libcsn.so (build tree and install alike). */
@@ -41,9 +41,18 @@ struct csni_ofi_module {
                 int *rxfd, char *err, size_t errcap);
     /* The peer's address (the only one this endpoint sends to). 0 or -1. */
     int (*insert)(struct csni_ofi_ep *ep, const void *name, size_t namelen);
-    /* Posts a receive / sends one message (tag 0). 0, -EAGAIN (retry after polling), -errno. */
-    int (*post_recv)(struct csni_ofi_ep *ep, void *buf, size_t len, void *ctx);
-    int (*send)(struct csni_ofi_ep *ep, const void *buf, size_t len, void *ctx);
+    /* Posts a receive of a message with this tag / sends one message with this tag (the link's
+     * stream is tag 0; the provider's own protocol, rendezvous included, moves it). buf stays
+     * the provider's until the operation's completion. 0, -EAGAIN (retry after polling),
+     * -errno. Not blocking. */
+    int (*post_recv)(struct csni_ofi_ep *ep, void *buf, size_t len, uint64_t tag, void *ctx);
+    int (*send)(struct csni_ofi_ep *ep, const void *buf, size_t len, uint64_t tag, void *ctx);
+    /* Withdraws a posted receive not yet matched: its completion then comes with ECANCELED
+     * (a receive under way completes as it would have). Not blocking. */
+    void (*cancel)(struct csni_ofi_ep *ep, void *ctx);
+    /* 1 when any memory of the process may be handed to post_recv/send as it is, 0 when the
+     * provider wants it registered first (FI_MR_LOCAL: verbs, efa). */
+    int (*direct)(void);
     /* Completions of receives / sends, at most n: their count, or -errno. */
     int (*poll_rx)(struct csni_ofi_ep *ep, struct csni_ofi_done *d, int n);
     int (*poll_tx)(struct csni_ofi_ep *ep, struct csni_ofi_done *d, int n);
