@@ -4,9 +4,8 @@
 # usage: bench/ofi-vs-mpi.sh [--build DIR] [--rounds N] [--sizes LIST]
 #   Per round, one after the other (the order rotates from round to round):
 #     csn-ofi-tcp    CSN_TRANSPORT=ofi FI_PROVIDER=tcp  csnrun -np 2 pingpong
-#     csn-ofi-tcp-stream  the same with CSN_OFI_RNDV=0 (every rendezvous through the link's
-#                    stream, as before the provider moved large messages itself; not in the
-#                    default set)
+#     csn-ofi-tcp-rndv  the same with CSN_OFI_RNDV=1 (rendezvous payloads moved by the
+#                    provider's own protocol, not through the link's stream)
 #     csn-tcp        CSN_TRANSPORT=tcp                  csnrun -np 2 pingpong
 #     ompi-ofi-tcp   mpirun --mca pml cm --mca mtl ofi (provider tcp) pingpong-mpi
 #     ompi-btl-tcp   mpirun --mca pml ob1 --mca btl tcp,self pingpong-mpi
@@ -15,7 +14,7 @@
 #     ompi-ofi-shm   mpirun --mca pml cm --mca mtl ofi (provider shm) (reference)
 #   Latency (half round trip, us) and bandwidth (MB/s) per size: the median over rounds of
 #   each run's median; the load average (1 min) before each round is printed beside. Then,
-#   when both ran, csn-ofi-tcp against ompi-ofi-tcp: the median of the per-round ratios.
+#   csn-ofi-tcp and csn-ofi-tcp-rndv against ompi-ofi-tcp: the median of the per-round ratios.
 #   Runs under flock /tmp/csn-bench.lock. Default: 5 rounds, sizes 8,1K,64K,1M.
 # Environment: OFI_CONFIGS (space-separated subset of the names above), PP_ARGS (extra
 #   pingpong options), KEEP_DIR (keep raw outputs there).
@@ -36,7 +35,7 @@ CSNRUN=$B/tools/csnrun/csnrun PP=$B/bench/pingpong/pingpong PPMPI=$B/bench/pingp
 for f in "$CSNRUN" "$PP"; do [ -x "$f" ] || { echo "ofi-vs-mpi.sh: $f is not built" >&2; exit 2; }; done
 [ -f "$B/src/csn/libcsn-ofi.so" ] || { echo "ofi-vs-mpi.sh: $B/src/csn/libcsn-ofi.so is not built (apt-get install libfabric-dev, rebuild)" >&2; exit 2; }
 MPIRUN=$(command -v mpirun.openmpi || true)
-configs=${OFI_CONFIGS:-"csn-ofi-tcp csn-tcp ompi-ofi-tcp ompi-btl-tcp csn-ofi-shm csn-shm ompi-ofi-shm"}
+configs=${OFI_CONFIGS:-"csn-ofi-tcp csn-ofi-tcp-rndv csn-tcp ompi-ofi-tcp ompi-btl-tcp csn-ofi-shm csn-shm ompi-ofi-shm"}
 if [ -z "$MPIRUN" ] || [ ! -x "$PPMPI" ]; then
     echo "ofi-vs-mpi.sh: no mpirun.openmpi or pingpong-mpi: the Open MPI columns are left out"
     configs=$(echo "$configs" | tr ' ' '\n' | grep -v '^ompi-' | tr '\n' ' ')
@@ -51,7 +50,7 @@ run_one() { # run_one CONFIG OUTFILE
     local c=$1 o=$2
     case $c in
     csn-ofi-tcp) CSN_TRANSPORT=ofi FI_PROVIDER=tcp timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
-    csn-ofi-tcp-stream) CSN_OFI_RNDV=0 CSN_TRANSPORT=ofi FI_PROVIDER=tcp timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
+    csn-ofi-tcp-rndv) CSN_OFI_RNDV=1 CSN_TRANSPORT=ofi FI_PROVIDER=tcp timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
     csn-ofi-shm) CSN_TRANSPORT=ofi FI_PROVIDER=shm timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
     csn-tcp) CSN_TRANSPORT=tcp timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
     csn-shm) CSN_TRANSPORT=shm timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
@@ -91,19 +90,22 @@ for c in "${C[@]}"; do
             return m ? (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2) : "-" }
         END { for (i = 1; i <= ns; i++) { s = order[i]; printf "| %s | %s | %.2f | %.1f | %d |\n", c, s, med(lat[s]), med(bw[s]), split(lat[s], x, " ") } }'
 done
-[ -e "$T/csn-ofi-tcp.1" ] && [ -e "$T/ompi-ofi-tcp.1" ] || exit 0
-echo
-echo "csn over ofi against Open MPI over the same provider (tcp), median of per-round ratios"
-echo "(latency: csn/MPI, at most 1.2 asked at 8 B; bandwidth: csn/MPI, at least 1.0 asked from 64 KiB):"
-echo
-echo "| size | latency csn/MPI | bandwidth csn/MPI | rounds |"
-echo "|---|---|---|---|"
-for r in $(seq 1 "$rounds"); do
-    [ -e "$T/csn-ofi-tcp.$r" ] && [ -e "$T/ompi-ofi-tcp.$r" ] || continue
-    awk -v r="$r" 'FNR == 1 { f++ }
-        /^ *[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+/ { if (f == 1) { l[$1] = $2; b[$1] = $5 } else if ($1 in l && $2 > 0 && b[$1] > 0 && $5 > 0) print $1, l[$1] / $2, b[$1] / $5 }' \
-        "$T/csn-ofi-tcp.$r" "$T/ompi-ofi-tcp.$r"
-done | awk '{ if (!($1 in seen)) { seen[$1] = 1; order[++ns] = $1 } lat[$1] = lat[$1] " " $2; bw[$1] = bw[$1] " " $3 }
-    function med(str,   a, m, i, j, t) { m = split(str, a, " "); for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
-    END { for (i = 1; i <= ns; i++) { s = order[i]; printf "| %s | %.2f | %.2f | %d |\n", s, med(lat[s]), med(bw[s]), split(lat[s], x, " ") } }'
+[ -e "$T/ompi-ofi-tcp.1" ] || exit 0
+for c in csn-ofi-tcp csn-ofi-tcp-rndv; do
+    [ -e "$T/$c.1" ] || continue
+    echo
+    echo "$c against Open MPI over the same provider (tcp), median of per-round ratios"
+    echo "(latency: csn/MPI, at most 1.2 asked at 8 B; bandwidth: csn/MPI, at least 1.0 asked from 64 KiB):"
+    echo
+    echo "| size | latency csn/MPI | bandwidth csn/MPI | rounds |"
+    echo "|---|---|---|---|"
+    for r in $(seq 1 "$rounds"); do
+        [ -e "$T/$c.$r" ] && [ -e "$T/ompi-ofi-tcp.$r" ] || continue
+        awk 'FNR == 1 { f++ }
+            /^ *[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+/ { if (f == 1) { l[$1] = $2; b[$1] = $5 } else if ($1 in l && $2 > 0 && b[$1] > 0 && $5 > 0) print $1, l[$1] / $2, b[$1] / $5 }' \
+            "$T/$c.$r" "$T/ompi-ofi-tcp.$r"
+    done | awk '{ if (!($1 in seen)) { seen[$1] = 1; order[++ns] = $1 } lat[$1] = lat[$1] " " $2; bw[$1] = bw[$1] " " $3 }
+        function med(str,   a, m, i, j, t) { m = split(str, a, " "); for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
+        END { for (i = 1; i <= ns; i++) { s = order[i]; printf "| %s | %.2f | %.2f | %d |\n", s, med(lat[s]), med(bw[s]), split(lat[s], x, " ") } }'
+done

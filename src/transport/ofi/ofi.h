@@ -21,9 +21,11 @@ struct csni_frame;
  * the 100 ms safety nap, 4 ms with 1 ms, csn's TCP 1.7 ms, all at load 60+). */
 #define CSNI_OFI_NAP_NS 1000000ull
 
-/* CSN_OFI_RNDV's default: rendezvous messages from this many bytes on are moved by the
- * provider's own protocol (see csni_ofi_fab_recv). */
-#define CSNI_OFI_RNDV_DEFAULT 1u
+/* CSN_OFI_RNDV's default: off. The provider's own protocol is 2.5-3.8x the stream's speed
+ * from 256 KiB on one host, but it queues a whole message ahead of our control frames in the
+ * provider: on the testbed's shaped links nettest's both-ways tests got half the link rate
+ * (the stream, whose queue is 512 KB at most, gets the known answer; BENCHMARKS.md). */
+#define CSNI_OFI_RNDV_DEFAULT 0u
 /* CSN_TRANSPORT=ofi: loads the component and opens the provider; rndv_min: CSN_OFI_RNDV (0:
  * never). CSN_OK, or CSN_INVALID_ARGUMENT after one line on stderr. */
 csn_status csni_ofi_init(size_t rndv_min);
@@ -61,8 +63,8 @@ struct csni_ofi_fab {
     size_t len;
     int err;
 };
-/* Rendezvous messages from this many bytes on go that way; 0: none do (not asked for, or the
- * provider needs registered memory). */
+/* Rendezvous messages from this many bytes on go that way; 0: none do (not asked for, which
+ * is the default, or the provider needs registered memory). */
 size_t csni_ofi_rndv_min(void);
 /* Posts the receive of len bytes into buf (the provider's until its completion), for the
  * sender's csni_ofi_fab_send with rtoken == token. False: not posted (out of memory or room);
