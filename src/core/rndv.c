@@ -228,8 +228,8 @@ static void rndv_on_fabric(struct csni_conn *c, const struct csni_frame *f)
         csni_conn_fail(c, "clear-to-send asks for more than the message");
         return; /* the transmit fails with the connection */
     }
-    /* Close and peer loss take the op off the list but wait for the provider (t->fabric)
-     * before the buffer is the user's again, so op->buf is stable here. */
+    /* A close takes the op off the list but waits for the provider (t->fabric, counted
+     * above under the peer lock) before the buffer is the user's again: op->buf stays valid. */
     if (!csni_ofi_fab_send(c, op->buf, (size_t)f->len, rtoken, token, op->t)) {
         atomic_fetch_sub(&op->t->fabric, 1);
         csni_conn_fail(c, "out of memory for a fabric transfer");

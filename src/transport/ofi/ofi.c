@@ -82,6 +82,7 @@ struct csni_ofi_link {
     pthread_mutex_t fab_lock;
     struct ofi_fab *fab_live, *fab_done;
     _Atomic int nfab, nfab_tx, nfab_done; /* live ones, the sends among them, done ones */
+    _Atomic bool failed;                  /* csni_ofi_fail: nothing more comes */
     struct csni_ofi_link *next; /* every link, for the drain at exit */
     struct csni_conn *conn;     /* its connection (a dead one is not drained) */
 };
@@ -295,7 +296,7 @@ static void ofi_fab_done(struct csni_ofi_link *l, void *ctx, const struct csni_o
     for (struct ofi_fab **pf = &l->fab_live; *pf; pf = &(*pf)->next)
         if ((void *)*pf == ctx) {
             struct ofi_fab *f = *pf;
-            if (f->d.rx && f->d.t && d->err == ECANCELED) {
+            if (f->d.rx && f->d.t && d->err == ECANCELED && !atomic_load(&l->failed)) {
                 tag = f->tag;
                 len = f->d.len;
             }
@@ -670,7 +671,9 @@ void csni_ofi_fail(struct csni_conn *c)
         (void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->rxfd, NULL); /* the endpoint stays till exit */
     /* No peer will map the endpoint now. */
     ofi_unname(l);
-    /* Nothing more comes from the peer: receives into the user's memory are withdrawn. */
+    /* Nothing more comes from the peer: receives into the user's memory are withdrawn (and
+     * nothing is posted to take what will not come). */
+    atomic_store(&l->failed, true);
     csni_ofi_fab_cancel(c, NULL);
 }
 
