@@ -151,14 +151,11 @@ void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token)
     }
     csni_oplist_push(&pp->wait_data, op);
     /* Over a fabric link a large one is the provider's to move: its receive is posted first
-     * (listed already: its completion finds the op). */
-    if (pp->conn->ofi && csni_ofi_rndv_min() && n >= csni_ofi_rndv_min()) {
-        atomic_fetch_add(&op->t->fabric, 1);
-        if (csni_ofi_fab_recv(pp->conn, op->buf, n, op->token, op->t))
-            f = csni_frame_cts(CSNI_CTS_FABRIC, n, sender_token, op->token);
-        else
-            atomic_fetch_sub(&op->t->fabric, 1);
-    }
+     * (the op listed already, so its completion finds it; under the peer lock, so a close
+     * that takes the op finds the receive and withdraws it). */
+    if (pp->conn->ofi && csni_ofi_rndv_min() && n >= csni_ofi_rndv_min() &&
+        csni_ofi_fab_recv(pp->conn, op->buf, n, op->token, op->t))
+        f = csni_frame_cts(CSNI_CTS_FABRIC, n, sender_token, op->token);
     csni_frame_encode(&f, op->sr.hdr);
     op->sr.payload = NULL;
     op->sr.paylen = 0;
@@ -212,26 +209,21 @@ static void rndv_on_fabric(struct csni_conn *c, const struct csni_frame *f)
         csni_conn_fail(c, "fabric clear-to-send on a connection without a fabric");
         return;
     }
+    /* Handed to the provider under the peer lock: a close that takes the op off the list
+     * after this finds the provider's send and waits for it (csni_ofi_fab_busy) before the
+     * buffer is the user's again. */
     csni_lock(&pp->lock);
     struct csni_op *op = csni_oplist_find_token(&pp->wait_cts, token);
     bool fits = op && f->len <= op->len;
-    if (fits)
-        atomic_fetch_add(&op->t->fabric, 1);
+    bool sent = fits && csni_ofi_fab_send(c, op->buf, (size_t)f->len, rtoken, token, op->t);
     csni_unlock(&pp->lock);
     if (!op) {
         /* Our transport closed meanwhile: an empty message fails the receive posted for it. */
         if (!csni_ofi_fab_send(c, NULL, 0, rtoken, 0, NULL))
             csni_conn_fail(c, "out of memory for a fabric notice");
-        return;
-    }
-    if (!fits) {
-        csni_conn_fail(c, "clear-to-send asks for more than the message");
-        return; /* the transmit fails with the connection */
-    }
-    /* A close takes the op off the list but waits for the provider (t->fabric, counted
-     * above under the peer lock) before the buffer is the user's again: op->buf stays valid. */
-    if (!csni_ofi_fab_send(c, op->buf, (size_t)f->len, rtoken, token, op->t)) {
-        atomic_fetch_sub(&op->t->fabric, 1);
+    } else if (!fits) {
+        csni_conn_fail(c, "clear-to-send asks for more than the message"); /* fails the op */
+    } else if (!sent) {
         csni_conn_fail(c, "out of memory for a fabric transfer");
     }
 }
@@ -239,25 +231,20 @@ static void rndv_on_fabric(struct csni_conn *c, const struct csni_frame *f)
 void csni_rndv_fabric_done(struct csni_conn *c, const struct csni_ofi_fab *d)
 {
     struct csni_peer *pp = c->pp;
-    csn_transport *t = d->t;
-    if (!t)
-        return; /* a notice of ours */
-    /* A withdrawn receive's op is close's or peer loss's. */
-    if (d->err != ECANCELED) {
-        csni_lock(&pp->lock);
-        struct csni_op *op =
-            csni_oplist_take_token(d->rx ? &pp->wait_data : &pp->wait_cts, d->token);
-        csni_unlock(&pp->lock);
-        if (op) {
-            bool ok = d->err == 0 && (!d->rx || d->len == csni_op_deliver(op));
-            if (d->rx)
-                op->got = d->len;
-            else
-                csni_op_wait_released(op); /* its RTS's writer may still hold the request */
-            csni_complete_unlocked(op, ok ? CSN_OK : CSN_PEER_LOST);
-        }
-    }
-    atomic_fetch_sub(&t->fabric, 1); /* after: a close waiting for it finds the op done */
+    /* A notice of ours has no op; a withdrawn receive's op is close's or peer loss's. */
+    if (!d->t || d->err == ECANCELED)
+        return;
+    csni_lock(&pp->lock);
+    struct csni_op *op = csni_oplist_take_token(d->rx ? &pp->wait_data : &pp->wait_cts, d->token);
+    csni_unlock(&pp->lock);
+    if (!op)
+        return; /* taken by a close or a peer loss meanwhile */
+    bool ok = d->err == 0 && (!d->rx || d->len == csni_op_deliver(op));
+    if (d->rx)
+        op->got = d->len;
+    else
+        csni_op_wait_released(op); /* its RTS's writer may still hold the request */
+    csni_complete_unlocked(op, ok ? CSN_OK : CSN_PEER_LOST);
 }
 
 void csni_rndv_on_cts(struct csni_conn *c, const struct csni_frame *f)

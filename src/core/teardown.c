@@ -9,7 +9,6 @@
 #include "core/credit.h"
 #include "core/netid.h"
 #include "core/peer.h"
-#include "core/poll.h"
 #include "core/rndv.h"
 #include "core/state.h"
 #include "core/teardown.h"
@@ -198,24 +197,29 @@ struct csni_op *csni_tport_unhold(struct csni_proc *p, csn_transport *t)
  * buffers, which are the caller's again when close returns. */
 static void teardown_fabric_quiesce(struct csni_proc *p, csn_transport *t)
 {
-    if (atomic_load(&t->fabric) == 0)
-        return;
-    for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
-        if (c->ofi)
-            csni_ofi_fab_cancel(c, t);
     uint64_t until = csni_now_ns() + TEARDOWN_FABRIC_NS;
-    while (atomic_load(&t->fabric) > 0) {
-        if (csni_now_ns() > until) {
+    bool cancel = true, busy = true;
+    while (busy) {
+        busy = false;
+        for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
+            if (!c->ofi)
+                continue;
+            csni_conn_rx_lock(c);
+            if (cancel)
+                csni_ofi_fab_cancel(c, t);
+            busy |= csni_ofi_fab_busy(c, t);
+            csni_conn_rx_unlock(c);
+        }
+        cancel = false;
+        if (busy && csni_now_ns() > until) {
             fprintf(stderr,
-                    "csn[%d]: close: the fabric provider still holds %u buffers of the "
+                    "csn[%d]: close: the fabric provider still holds buffers of the "
                     "transport after %llu s\n",
-                    p->me, atomic_load(&t->fabric), TEARDOWN_FABRIC_NS / 1000000000ull);
+                    p->me, TEARDOWN_FABRIC_NS / 1000000000ull);
             return;
         }
-        for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
-            if (c->ofi)
-                csni_poll_serve(p, c, true);
-        sched_yield();
+        if (busy)
+            sched_yield();
     }
 }
 

@@ -37,9 +37,6 @@ struct csn_transport {
     } * lanes;
     unsigned nlanes;
     _Atomic unsigned pulling; /* deferred pulls into this transport's buffers under way */
-    /* Its messages with a libfabric provider (csni_ofi_fab_*) not yet dispatched: the
-     * provider holds the user's buffers of these (csni_rndv_fabric_quiesce) */
-    _Atomic unsigned fabric;
 };
 
 /* Transports by id. Readers look without a lock (csni_tport_find): slots and the array pointer

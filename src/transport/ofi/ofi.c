@@ -810,3 +810,22 @@ void csni_ofi_fab_cancel(struct csni_conn *c, const void *t)
             ofi_mod->cancel(l->ep, f->ctx);
     pthread_mutex_unlock(&l->fab_lock);
 }
+
+bool csni_ofi_fab_busy(struct csni_conn *c, const void *t)
+{
+    struct csni_ofi_link *l = c->ofi;
+    bool busy = false;
+    /* A failed connection's provider moves nothing more for it: no wait for its messages. */
+    if (!l || atomic_load(&l->failed) || atomic_load_explicit(&l->nfab, memory_order_relaxed) == 0)
+        return false;
+    /* Reading the queues drives the provider (an error fails the connection on its next read). */
+    (void)ofi_rx_progress(l);
+    csni_lock(&c->tx_lock);
+    (void)ofi_tx_reclaim(l);
+    csni_unlock(&c->tx_lock);
+    pthread_mutex_lock(&l->fab_lock);
+    for (struct ofi_fab *f = l->fab_live; f && !busy; f = f->next)
+        busy = f->d.t == t;
+    pthread_mutex_unlock(&l->fab_lock);
+    return busy;
+}

@@ -68,7 +68,8 @@ struct csni_ofi_fab {
 size_t csni_ofi_rndv_min(void);
 /* Posts the receive of len bytes into buf (the provider's until its completion), for the
  * sender's csni_ofi_fab_send with rtoken == token. False: not posted (out of memory or room);
- * answer with an ordinary CTS. Not blocking; any lock may be held (fab_lock is a leaf). */
+ * answer with an ordinary CTS. Not blocking; any lock may be held (fab_lock and the
+ * provider's are leaves). */
 bool csni_ofi_fab_recv(struct csni_conn *c, void *buf, size_t len, uint64_t token, void *t);
 /* Sends len bytes of buf (the provider's until its completion) to the receive posted with
  * rtoken; the send's completion carries token. buf NULL, len 0, t NULL: a notice that fails
@@ -80,6 +81,9 @@ int csni_ofi_fab_take(struct csni_conn *c, struct csni_ofi_fab *out, int n);
 /* Withdraws c's posted receives of transport t (all of them when t is NULL): each completes
  * with ECANCELED, or as it would have when already under way. Not blocking. */
 void csni_ofi_fab_cancel(struct csni_conn *c, const void *t);
+/* Drives c's provider once; whether it still holds a message of transport t (its buffer),
+ * unless c failed. Reader lock held (the writer's is taken here). Not blocking. */
+bool csni_ofi_fab_busy(struct csni_conn *c, const void *t);
 /* Before a thread sleeps (see csni_conn_arm): 1 work is there, 0 may sleep. Reader lock held. */
 int csni_ofi_arm(struct csni_conn *c);
 
