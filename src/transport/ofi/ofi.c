@@ -521,7 +521,7 @@ static struct csni_ofi_link *ofi_open(struct csni_conn *c, uint8_t *name, size_t
         l->txfree[l->ntxfree++] = i;
     }
     if (ofi_mod->open(&l->ep, l->mem, (size_t)(OFI_NRX + OFI_NTX) * OFI_BUF, name, namelen,
-                      &l->rxfd, err, sizeof err) != 0) {
+                      ofi_spin, &l->rxfd, err, sizeof err) != 0) {
         fprintf(stderr, "csn[%d]: ofi: cannot open an endpoint (%s)\n", c->p->me, err);
         goto fail;
     }

@@ -35,10 +35,11 @@ struct csni_ofi_module {
      * in err. */
     int (*init)(char *prov, size_t cap, char *err, size_t errcap);
     /* An endpoint with its receive completion queue's wait descriptor in *rxfd (-1: the
-     * provider has none, poll), its address in name (*namelen bytes, in: capacity). mem: the
-     * link's buffers, registered when the provider needs local registration. 0 or -1 (err). */
+     * provider has none, or poll_only: the caller never sleeps on it, and the provider need
+     * not signal one), its address in name (*namelen bytes, in: capacity). mem: the link's
+     * buffers, registered when the provider needs local registration. 0 or -1 (err). */
     int (*open)(struct csni_ofi_ep **ep, void *mem, size_t memlen, void *name, size_t *namelen,
-                int *rxfd, char *err, size_t errcap);
+                int poll_only, int *rxfd, char *err, size_t errcap);
     /* The peer's address (the only one this endpoint sends to). 0 or -1. */
     int (*insert)(struct csni_ofi_ep *ep, const void *name, size_t namelen);
     /* Posts a receive of a message with this tag / sends one message with this tag (the link's
