@@ -175,8 +175,9 @@ static int mod_open(struct csni_ofi_ep **out, void *mem, size_t memlen, void *na
     /* A queue with a wait descriptor costs the provider a signal per completion (a write to
      * it, and our read to clear it): polled without one, 8 B latency 12-18 % lower over the
      * tcp provider (BENCHMARKS.md). */
-    struct fi_cq_attr cq = {
-        .format = FI_CQ_FORMAT_MSG, .wait_obj = poll_only ? FI_WAIT_NONE : FI_WAIT_FD, .size = 1024};
+    struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_MSG,
+                            .wait_obj = poll_only ? FI_WAIT_NONE : FI_WAIT_FD,
+                            .size = 1024};
     struct fi_av_attr av = {.type = FI_AV_TABLE, .count = 4};
     const char *what = "";
     int rc;
