@@ -10,6 +10,7 @@
 #include "core/netid.h"
 #include "core/peer.h"
 #include "core/rndv.h"
+#include "core/rtids.h"
 #include "core/state.h"
 #include "core/teardown.h"
 #include "core/tport.h"
@@ -38,19 +39,24 @@ static void teardown_fail_all(struct csni_op *ops, csn_status st)
     }
 }
 
-/* One-source receives from pp, and rendezvous announcements it can no longer serve, on t
- * (t->lock held). */
-static void teardown_lost_on(struct csni_proc *p, csn_transport *t, struct csni_peer *pp)
+/* One-source receives from pp (from its transport tid only, unless tid is UINT32_MAX), and,
+ * for the whole process, rendezvous announcements it can no longer serve, on t (t->lock
+ * held). */
+static void teardown_lost_on(struct csni_proc *p, csn_transport *t, struct csni_peer *pp,
+                             uint32_t tid)
 {
     for (struct csni_op *op = t->posted.head, *prev = NULL, *n; op; op = n) {
         n = op->next;
-        if (op->peer != CSN_NULL_NETID && csni_netid_rank(op->peer) == pp->proc) {
+        if (op->peer != CSN_NULL_NETID && csni_netid_rank(op->peer) == pp->proc &&
+            (tid == UINT32_MAX || csni_netid_tid(op->peer) == tid)) {
             csni_oplist_unlink(&t->posted, prev, op);
             csni_complete(t, op, CSN_PEER_LOST);
         } else {
             prev = op;
         }
     }
+    if (tid != UINT32_MAX)
+        return;
     for (struct csni_unex *u = t->ux.head, *up = NULL, *n; u; u = n) {
         n = u->next;
         if (u->pp == pp && (u->kind == CSNI_UX_RTS || !u->complete)) {
@@ -64,6 +70,21 @@ static void teardown_lost_on(struct csni_proc *p, csn_transport *t, struct csni_
             up = u;
         }
     }
+}
+
+/* teardown_lost_on over every transport of ours. */
+static void teardown_lost_on_all(struct csni_proc *p, struct csni_peer *pp, uint32_t tid)
+{
+    csni_table_rdlock(&p->tab);
+    for (uint32_t i = 0; i < csni_table_size(&p->tab); i++) {
+        csn_transport *t = csni_table_at(&p->tab, i);
+        if (!t)
+            continue;
+        csni_lock(&t->lock);
+        teardown_lost_on(p, t, pp, tid);
+        csni_unlock(&t->lock);
+    }
+    csni_table_unlock(&p->tab);
 }
 
 void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
@@ -82,40 +103,15 @@ void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp)
     csni_unlock(&pp->lock);
     atomic_store_explicit(&pp->ready, true, memory_order_release);
     teardown_fail_all(ops, CSN_PEER_LOST);
-    csni_table_rdlock(&p->tab);
-    for (uint32_t i = 0; i < csni_table_size(&p->tab); i++) {
-        csn_transport *t = csni_table_at(&p->tab, i);
-        if (!t)
-            continue;
-        csni_lock(&t->lock);
-        teardown_lost_on(p, t, pp);
-        csni_unlock(&t->lock);
-    }
-    csni_table_unlock(&p->tab);
+    teardown_lost_on_all(p, pp, UINT32_MAX);
 }
 
 void csni_peer_tport_gone(struct csni_proc *p, struct csni_peer *pp, uint32_t tid)
 {
-    csn_netid src = csni_netid_make(pp->proc, tid);
+    if (tid >= CSNI_GONE_TIDS || tid == CSNI_SYS_TPORT)
+        return; /* not remembered either (csni_rtid_gone): later receives would wait too */
     atomic_fetch_add(&p->peers.ngone, 1);
-    csni_table_rdlock(&p->tab);
-    for (uint32_t i = 0; i < csni_table_size(&p->tab); i++) {
-        csn_transport *t = csni_table_at(&p->tab, i);
-        if (!t)
-            continue;
-        csni_lock(&t->lock);
-        for (struct csni_op *op = t->posted.head, *prev = NULL, *n; op; op = n) {
-            n = op->next;
-            if (op->peer == src) {
-                csni_oplist_unlink(&t->posted, prev, op);
-                csni_complete(t, op, CSN_PEER_LOST);
-            } else {
-                prev = op;
-            }
-        }
-        csni_unlock(&t->lock);
-    }
-    csni_table_unlock(&p->tab);
+    teardown_lost_on_all(p, pp, tid);
 }
 
 /* Our transmits parked with other transports of this process point into our caller's

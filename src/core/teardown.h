@@ -15,7 +15,8 @@ struct csni_peer;
 void csni_peer_lost(struct csni_proc *p, struct csni_peer *pp);
 /* pp closed its transport tid (its TIDS GONE note, after everything that transport sent us
  * on the pair): receives posted for that transport alone can never complete, and fail with
- * CSN_PEER_LOST (csni_post_rx fails later ones). Reader lock held. */
+ * CSN_PEER_LOST (csni_post_rx fails later ones; ids from CSNI_GONE_TIDS on are not
+ * remembered, and nothing is done for them). Reader lock held. */
 void csni_peer_tport_gone(struct csni_proc *p, struct csni_peer *pp, uint32_t tid);
 /* At close (t already out of the table, no lock held), before waiting for t's frames on
  * their way: withdraws t's transmits held for a peer's answer (rtids.c), waits for those an
