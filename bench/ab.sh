@@ -19,7 +19,8 @@
 # (OLD/NEW for latency, NEW/OLD for bandwidth) and is the median over rounds of each round's
 # own ratio; "worse" flags a ratio below 1/spread, spread = the larger max/min of the two
 # sides' per-round values.
-# Environment: CSN_* (e.g. CSN_TRANSPORT) and CSNRUN_ARGS pass through to both sides;
+# Environment: CSN_* (e.g. CSN_TRANSPORT; =ofi also builds the libfabric component, FI_* go
+#   to libfabric) and CSNRUN_ARGS pass through to both sides;
 #   AB_PP_ARGS (extra pingpong options), AB_NT_ARGS (nettest parameters, default
 #   "uK m1 M1024 K32 R1 T200 Ptotal"), AB_BUILD_TYPE (default RelWithDebInfo), AB_CMAKE_FLAGS,
 #   AB_TIMEOUT (seconds per benchmark run, default 300), AB_LOCK_WAIT (seconds to wait for
@@ -29,7 +30,7 @@ set -u
 
 me=ab.sh
 usage() {
-    sed -n '4,29p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//'
 }
 die() { # die STATUS MESSAGE
     echo "$me: $2" >&2
@@ -138,8 +139,9 @@ build() { # build SIDE
     echo "$me: building ${side^^} (${sha:-$src}) in $b ..." >&2
     # shellcheck disable=SC2016 # the arguments are expanded by the inner shell
     if ! bg "$log" sh -c 'cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE="$3" $4 &&
-            cmake --build "$2" -j "$5" --target csnrun pingpong nettest' sh \
-        "$src" "$b" "${AB_BUILD_TYPE:-RelWithDebInfo}" "${AB_CMAKE_FLAGS:-}" "$jobs"; then
+            cmake --build "$2" -j "$5" --target csnrun pingpong nettest &&
+            if [ "$6" = ofi ]; then cmake --build "$2" -j "$5" --target csn-ofi; fi' sh \
+        "$src" "$b" "${AB_BUILD_TYPE:-RelWithDebInfo}" "${AB_CMAKE_FLAGS:-}" "$jobs" "${CSN_TRANSPORT:-}"; then
         tail -n 30 "$log" >&2
         die 1 "build of ${side^^} (${sha:-$src}) failed (the last lines of its log are above)"
     fi

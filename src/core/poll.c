@@ -341,6 +341,9 @@ int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own)
     return 0;
 }
 
+/* Over a fabric: one poll in this many looks at the epoll set (see csni_poll). */
+#define POLL_OFI_EPOLL 16u
+
 void csni_poll(struct csni_proc *p)
 {
     struct epoll_event ev[16];
@@ -363,12 +366,23 @@ void csni_poll(struct csni_proc *p)
             return;
     }
     /* A fabric's completion queues are read on every poll: most providers progress only
-     * then (FI_PROGRESS_MANUAL), so their descriptor would not become readable by itself. */
-    if (csni_ofi_on())
+     * then (FI_PROGRESS_MANUAL), so their descriptor would not become readable by itself.
+     * The pairs' data then moves through the fabric (or rings): the sockets carry a HELLO,
+     * the endpoints' addresses and a peer's end, so the epoll set is looked at every
+     * POLL_OFI_EPOLL-th poll only. A turn over the fabric costs a provider pass (1-2 us), so
+     * that is still within tens of microseconds; the system call on every turn made the
+     * turns longer and the 8 B half round trip over the tcp provider about 1.15x slower
+     * (BENCHMARKS.md, issue 20). A process reached over plain TCP by a peer without ofi
+     * keeps working, its frames seen at those looks. */
+    if (csni_ofi_on()) {
         for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
             if (atomic_load_explicit(&c->ofi, memory_order_acquire) &&
                 !atomic_load_explicit(&c->dead, memory_order_relaxed))
                 csni_poll_serve(p, c, false);
+        static _Thread_local unsigned poll_ofi_count __attribute__((tls_model("initial-exec")));
+        if (++poll_ofi_count % POLL_OFI_EPOLL != 0)
+            return;
+    }
     int n = epoll_wait(p->epfd, ev, 16, 0);
     for (int i = 0; i < n; i++)
         poll_handle(p, &ev[i], false);

@@ -35,6 +35,11 @@
 #define OFI_NRX 64     /* receives posted per connection */
 #define OFI_NTX 32     /* sends in flight per connection */
 #define OFI_HS_MS 5000 /* the rest of a peer's address after its HELLO */
+/* Once the peer's address is in, the socket carries nothing but its end: one read of the link
+ * in this many looks at it (a system call on every read lengthened every polling turn; a
+ * sleeper's epoll, level-triggered, comes back at once while the end is unread, so the end
+ * is still seen within microseconds). */
+#define OFI_SOCK_EVERY 64u
 /* After the socket's end, what the peer sent over the fabric before dying may still come. */
 #define OFI_EOF_GRACE_NS 200000000ull
 #define OFI_DRAIN_NS 1000000000ull /* at exit: sends still in flight get this long */
@@ -72,7 +77,8 @@ struct csni_ofi_link {
     size_t hs_got;
     bool eof;
     uint64_t eof_ns;
-    bool unnamed; /* ofi_unname done by the reader (the peer has mapped our endpoint) */
+    bool unnamed;   /* ofi_unname done by the reader (the peer has mapped our endpoint) */
+    unsigned reads; /* ofi_read's calls, for OFI_SOCK_EVERY */
     _Atomic bool have_peer;
     /* writer's */
     struct ofi_buf tx[OFI_NTX];
@@ -373,7 +379,9 @@ static ssize_t ofi_read(struct csni_conn *c, void *buf, size_t n)
 {
     struct csni_ofi_link *l = c->ofi;
     size_t got = 0;
-    if (ofi_sock(c, l) != 0)
+    if ((!atomic_load_explicit(&l->have_peer, memory_order_relaxed) ||
+         ++l->reads % OFI_SOCK_EVERY == 0) &&
+        ofi_sock(c, l) != 0)
         return -1;
     if (ofi_rx_progress(l) != 0) {
         errno = EIO;
@@ -448,7 +456,11 @@ static ssize_t ofi_writev(struct csni_conn *c, const struct iovec *iov, int niov
         errno = EAGAIN; /* the peer's answer has not come yet */
         return -1;
     }
-    if (ofi_tx_reclaim(l) != 0)
+    /* Completed sends are taken back only when no buffer is free (or by a thread about to
+     * sleep, csni_ofi_arm): each look at the send queue is a pass of the provider's
+     * progress, two of them on every send made the 8 B half round trip over the tcp provider
+     * about 1.1x slower (BENCHMARKS.md, issue 20). */
+    if (l->ntxfree == 0 && ofi_tx_reclaim(l) != 0)
         return -1;
     while (i < niov && l->ntxfree > 0) {
         struct ofi_buf *b = &l->tx[l->txfree[l->ntxfree - 1]];
@@ -483,10 +495,9 @@ static ssize_t ofi_writev(struct csni_conn *c, const struct iovec *iov, int niov
         errno = EAGAIN;
         return -1;
     }
-    /* Drives the provider now (manual progress): the message leaves without waiting for our
-     * next poll; completions found are taken back at the next call. */
-    if (ofi_tx_reclaim(l) != 0)
-        return -1;
+    /* The provider sends what it can at once (rxm over tcp: in fi_tsend); the rest moves at
+     * the next pass of its progress, which every poll makes (the receive queue's read), and
+     * no thread sleeps while sends are in flight (csni_ofi_arm). */
     return (ssize_t)total;
 }
 
