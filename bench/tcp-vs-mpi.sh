@@ -9,14 +9,18 @@
 #                  csn and MPI flipping every round. Figures: medians over the rounds of each
 #                  run's median; ratios: medians of the per-round ratios.
 #   --sizes LIST   pingpong sizes (default 8,1K,64K,1M,4M,64M)
-#   --parts LIST   any of loop,netns,nettest (default loop,netns,nettest): loopback; two
-#                  network namespaces joined by an unshaped veth bridge (and tcp-floor's
-#                  figures for that path, without a library); nettest and
-#                  nettest-mpi with 4 ranks across four namespaces (needs root)
+#   --parts LIST   any of loop,netns,nettest,kernel (default loop,netns,nettest): loopback;
+#                  two network namespaces joined by an unshaped veth bridge (and tcp-floor's
+#                  figures for that path, without a library); nettest and nettest-mpi with
+#                  4 ranks across four namespaces (needs root); kernel: what the kernel's
+#                  options do to the floor of both paths (tcp-floor as it is, with
+#                  --sockbuf KERNEL_SOCKBUF and with --zerocopy, alternating)
 #   --streams N    iperf3's "several streams" (default 4)
 # Environment: PP_ARGS (extra pingpong options, default "--samples 5"), NT_ARGS (nettest
 #   parameters, default "uK m1 M1024 K32 R1 T20 Ptotal"), KEEP_DIR (keep the raw outputs
-#   there), CSN_* pass through to csn. Run it under flock /tmp/csn-bench.lock.
+#   there), KERNEL_SOCKBUF (the kernel part's fixed socket buffers, default 4M), KERNEL_SECS
+#   (the length of each of its runs, default 1 s), CSN_* pass through to csn. Run it under
+#   flock /tmp/csn-bench.lock.
 # Needs: csnrun, pingpong, pingpong-mpi (nettest, nettest-mpi) in DIR, mpirun.openmpi,
 # iperf3, jq; ip (iproute2) and root for the namespace parts. Namespaces are named
 # csntcp<pid>*, use 10.79.0.0/24, and are deleted on exit, whatever happens.
@@ -24,7 +28,7 @@ set -u
 
 me=tcp-vs-mpi.sh
 usage() {
-    sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,26p' "$0" | sed 's/^# \{0,1\}//'
 }
 die() { echo "$me: $2" >&2; exit "$1"; }
 
@@ -43,12 +47,14 @@ done
 case "$ROUNDS" in '' | *[!0-9]* | 0) die 2 "--rounds must be a positive integer, not '$ROUNDS'" ;; esac
 case "$STREAMS" in '' | *[!0-9]* | 0 | 1) die 2 "--streams must be an integer from 2, not '$STREAMS'" ;; esac
 for p in ${PARTS//,/ }; do
-    case $p in loop | netns | nettest) ;; *) die 2 "--parts: unknown part '$p' (loop, netns, nettest)" ;; esac
+    case $p in loop | netns | nettest | kernel) ;; *) die 2 "--parts: unknown part '$p' (loop, netns, nettest, kernel)" ;; esac
 done
 has_part() { case ",$PARTS," in *",$1,"*) return 0 ;; esac; return 1; }
 B=$(cd "$build" 2>/dev/null && pwd) || die 2 "no such build directory: $build"
 PP_ARGS=${PP_ARGS:---samples 5}
 NT_ARGS=${NT_ARGS:-uK m1 M1024 K32 R1 T20 Ptotal}
+KERNEL_SOCKBUF=${KERNEL_SOCKBUF:-4M}
+KERNEL_SECS=${KERNEL_SECS:-1}
 
 CSNRUN=$B/tools/csnrun/csnrun
 PP=$B/bench/pingpong/pingpong
@@ -63,7 +69,7 @@ done
 [ -n "$MPIRUN" ] || die 2 "mpirun.openmpi not found (apt-get install openmpi-bin)"
 command -v iperf3 >/dev/null || die 2 "iperf3 not found (apt-get install iperf3)"
 command -v jq >/dev/null || die 2 "jq not found (apt-get install jq)"
-if has_part netns || has_part nettest; then
+if has_part netns || has_part nettest || has_part kernel; then
     [ "$(id -u)" = 0 ] || die 2 "the netns and nettest parts need root (or --parts loop)"
     command -v ip >/dev/null || die 2 "ip (iproute2) not found"
 fi
@@ -274,7 +280,7 @@ if has_part loop; then
     pp_table loop "loopback, 2 ranks: csn CSN_TRANSPORT=tcp; Open MPI --mca btl tcp,self"
 fi
 
-if has_part netns || has_part nettest; then
+if has_part netns || has_part nettest || has_part kernel; then
     netns_up
 fi
 if has_part netns; then
@@ -292,6 +298,55 @@ if has_part netns; then
     run "$T/floor.netns.txt" "$FLOOR" --netns "${P}h2" "${P}h1" 10.79.0.2 "$ROUNDS" 1 64K 1M 4M 64M
     echo
     cat "$T/floor.netns.txt"
+fi
+
+# The kernel's options on the path's floor: tcp-floor as it is, with fixed socket buffers and
+# with MSG_ZEROCOPY, one round of each in turn (issue 21: each kept in csn only if it helps).
+kernel_floor() { # kernel_floor PATHNAME [--netns LNS CNS ADDR]
+    local path=$1 r v
+    shift
+    for r in $(seq 1 "$ROUNDS"); do
+        for v in plain sockbuf zerocopy; do
+            echo "tcp-floor $path $v round $r/$ROUNDS ..." >&2
+            local opt=()
+            [ "$v" = sockbuf ] && opt=(--sockbuf "$KERNEL_SOCKBUF")
+            [ "$v" = zerocopy ] && opt=(--zerocopy)
+            run "$T/kf.$path.$v.$r.txt" "$FLOOR" "$@" "${opt[@]}" 1 "$KERNEL_SECS" 64K 1M 4M 64M
+        done
+    done
+    awk -v path="$path" -v rounds="$ROUNDS" '
+function median(a, n,    i, j, t) {
+    if (n == 0) return 0
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{
+    split(FILENAME, p, "/"); split(p[length(p)], q, ".")
+    v = q[3]
+    if ($0 ~ /^# MSG_ZEROCOPY/) { zs += $6; zc += $12; next }
+    if ($0 ~ /^#/ || $1 !~ /^[0-9]+$/) next
+    if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }
+    split($0, f, "|")
+    for (m = 1; m <= 3; m++) { split(f[m + 1], x, " "); k = ++cnt[v, $1, m]; val[v, $1, m, k] = x[1] }
+}
+function med(v, s, m,    k, a) { for (k = 1; k <= cnt[v, s, m]; k++) a[k] = val[v, s, m, k]; return median(a, cnt[v, s, m]) }
+END {
+    split("one way|both ways, 1 conn|both ways, 2 conns", mn, "|")
+    printf "%-9s %9s  %-19s %8s %10s %6s %9s %6s\n", "path", "size", "mode", "plain", "sockbuf", "x", "zerocopy", "x"
+    for (i = 1; i <= n; i++)
+        for (m = 1; m <= 3; m++) {
+            s = order[i]; a = med("plain", s, m); b = med("sockbuf", s, m); c = med("zerocopy", s, m)
+            printf "%-9s %9s  %-19s %8.0f %10.0f %6.2f %9.0f %6.2f\n", path, s, mn[m], a, b, (a > 0 ? b / a : 0), c, (a > 0 ? c / a : 0)
+        }
+    printf "# %s, MSG_ZEROCOPY: the kernel copied %d of the %d sends it reported done (one process of each run)\n", path, zc, zs
+}' "$T"/kf."$path".*.txt
+}
+
+if has_part kernel; then
+    echo "# kernel options on the floor without a library (tcp-floor): as it is, SO_SNDBUF/SO_RCVBUF $KERNEL_SOCKBUF, MSG_ZEROCOPY; $ROUNDS alternating rounds of $KERNEL_SECS s each, MB/s medians and ratios to as it is"
+    kernel_floor loopback
+    kernel_floor netns --netns "${P}h2" "${P}h1" 10.79.0.2
+    echo
 fi
 
 if has_part nettest; then

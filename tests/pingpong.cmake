@@ -48,8 +48,27 @@ if(TARGET memcpy-bench)
   add_test(NAME pingpong_tcp_floor_bad_netns
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|--netns|csn-no-such-ns|x|10.0.0.1" -DRC=2
                    "-DERR_MATCH=--netns: /run/netns/csn-no-such-ns" -DONE_LINE=1 -P ${PP_CHECK})
+  # The kernel's options (bench/tcp-vs-mpi.sh --parts kernel): the notices of MSG_ZEROCOPY
+  # sends are read and counted (a count of 0 would mean no zero-copy send was made).
+  add_test(NAME pingpong_tcp_floor_kernel
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|--sockbuf|256K|--zerocopy|1|0.1|64K" -DRC=0
+                   "-DMATCH=SO_SNDBUF/SO_RCVBUF 262144, MSG_ZEROCOPY|\n +65536 . +[0-9]+ |the kernel reported [1-9][0-9]* sends"
+                   -P ${PP_CHECK})
+  add_test(NAME pingpong_tcp_floor_bad_sockbuf
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|--sockbuf|1" -DRC=2
+                   "-DERR_MATCH=--sockbuf: bad size" -DONE_LINE=1 -P ${PP_CHECK})
+  add_test(NAME pingpong_tcp_floor_bad_option
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|--zerocopy|--bogus" -DRC=2
+                   "-DERR_MATCH=unknown option '--bogus'" -DONE_LINE=1 -P ${PP_CHECK})
   set_tests_properties(pingpong_tcp_floor pingpong_tcp_floor_bad_rounds
-    pingpong_tcp_floor_bad_size pingpong_tcp_floor_bad_netns PROPERTIES TIMEOUT 60)
+    pingpong_tcp_floor_bad_size pingpong_tcp_floor_bad_netns pingpong_tcp_floor_kernel
+    pingpong_tcp_floor_bad_sockbuf pingpong_tcp_floor_bad_option PROPERTIES TIMEOUT 60)
+  if(TARGET pingpong-mpi)
+    add_test(NAME pingpong_tcp_vs_mpi_kernel
+             COMMAND sh ${PROJECT_SOURCE_DIR}/tests/bench/tcp_vs_mpi_kernel.sh
+                     ${PROJECT_SOURCE_DIR}/bench/tcp-vs-mpi.sh ${CMAKE_BINARY_DIR})
+    set_tests_properties(pingpong_tcp_vs_mpi_kernel PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
+  endif()
 endif()
 
 if(TARGET pingpong)

@@ -9,8 +9,14 @@
  * socket keeps its namespace after the process returns to its own (bench/tcp-vs-mpi.sh's netns
  * part: the floor of the veth path, one connection both ways against iperf3 --bidir's two).
  *
- * usage: tcp-floor [--netns LNS CNS ADDR] [ROUNDS [SECONDS [SIZE...]]]
- *        (default loopback, 3 rounds of 1 s; 64K 1M 4M) */
+ * What the kernel offers beyond that, to see whether it pays on the path (issue 21): --sockbuf
+ * SIZE fixes every socket's send and receive buffer (SO_SNDBUF, SO_RCVBUF, set before the
+ * connection so that the window scale fits; the kernel's autotuning is then off); --zerocopy
+ * sends with MSG_ZEROCOPY (SO_ZEROCOPY), reaping the kernel's completion notices from the
+ * socket's error queue as it goes (the block is never changed, so none is waited for).
+ *
+ * usage: tcp-floor [--netns LNS CNS ADDR] [--sockbuf SIZE] [--zerocopy]
+ *                  [ROUNDS [SECONDS [SIZE...]]]   (default loopback, 3 rounds of 1 s; 64K 1M 4M) */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/errqueue.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,6 +53,60 @@ static void floor_die(const char *what)
  * descriptors of the listening and the connecting end's namespaces (--netns) and our own. */
 static int floor_ns_listen = -1, floor_ns_connect = -1, floor_ns_home = -1;
 static struct in_addr floor_addr = {.s_addr = 0};
+static int floor_sockbuf;   /* --sockbuf: bytes, 0 for the kernel's autotuning */
+static bool floor_zerocopy; /* --zerocopy */
+
+#ifndef SO_ZEROCOPY
+#define SO_ZEROCOPY 60
+#endif
+#ifndef MSG_ZEROCOPY
+#define MSG_ZEROCOPY 0x4000000
+#endif
+
+/* The options of a socket before it connects or listens. */
+static void floor_options(int s)
+{
+    int one = 1;
+    if (floor_sockbuf &&
+        (setsockopt(s, SOL_SOCKET, SO_SNDBUF, &floor_sockbuf, sizeof floor_sockbuf) != 0 ||
+         setsockopt(s, SOL_SOCKET, SO_RCVBUF, &floor_sockbuf, sizeof floor_sockbuf) != 0))
+        floor_die("--sockbuf: setsockopt");
+    if (floor_zerocopy && setsockopt(s, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof one) != 0)
+        floor_die("--zerocopy: setsockopt SO_ZEROCOPY");
+}
+
+/* MSG_ZEROCOPY sends the kernel reported done, and how many of them it copied anyway (as it
+ * does where the data stays in the machine): this process's own count. */
+static unsigned long long floor_zc_sent, floor_zc_copied;
+
+/* Takes the kernel's MSG_ZEROCOPY completion notices off s's error queue (they hold socket
+ * memory until read) and counts them: how many notices were read. */
+static int floor_reap(int s)
+{
+    char ctl[256];
+    int n = 0;
+    for (;;) {
+        struct msghdr m = {.msg_control = ctl, .msg_controllen = sizeof ctl};
+        if (recvmsg(s, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                floor_die("recvmsg MSG_ERRQUEUE");
+            return n;
+        }
+        n++;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+            struct sock_extended_err e;
+            if (c->cmsg_len < CMSG_LEN(sizeof e))
+                continue;
+            memcpy(&e, CMSG_DATA(c), sizeof e);
+            if (e.ee_origin != SO_EE_ORIGIN_ZEROCOPY)
+                continue;
+            unsigned long long k = (unsigned long long)(e.ee_data - e.ee_info) + 1;
+            floor_zc_sent += k;
+            if (e.ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+                floor_zc_copied += k;
+        }
+    }
+}
 
 static void floor_enter(int nsfd)
 {
@@ -72,11 +133,15 @@ static void floor_pair(int *a, int *b)
     socklen_t sl = sizeof sa;
     floor_enter(floor_ns_listen);
     int l = socket(AF_INET, SOCK_STREAM, 0);
+    if (l >= 0)
+        floor_options(l);
     if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(l, 1) != 0 ||
         getsockname(l, (struct sockaddr *)&sa, &sl) != 0)
         floor_die("listen");
     floor_enter(floor_ns_connect);
     *a = socket(AF_INET, SOCK_STREAM, 0);
+    if (*a >= 0)
+        floor_options(*a);
     if (*a < 0 || connect(*a, (struct sockaddr *)&sa, sizeof sa) != 0)
         floor_die("connect");
     floor_enter(floor_ns_home);
@@ -107,12 +172,17 @@ static unsigned long long floor_side(int tx, int rx, size_t size, double secs, c
         }
         idle = true;
         for (ssize_t w = 1; tx >= 0 && w > 0;) {
-            w = send(tx, sbuf + off, size - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+            w = send(tx, sbuf + off, size - off,
+                     MSG_DONTWAIT | MSG_NOSIGNAL | (floor_zerocopy ? MSG_ZEROCOPY : 0));
             if (w > 0) {
                 off = (off + (size_t)w) % size;
                 idle = false;
-            }
+            } else if (w < 0 && errno == ENOBUFS && floor_zerocopy) {
+                w = floor_reap(tx); /* the notices fill the socket's option memory */
+            } /* else the socket is full, or the other process has ended its run */
         }
+        if (floor_zerocopy && tx >= 0 && floor_reap(tx) > 0)
+            idle = false;
         for (ssize_t r = 1; rx >= 0 && r > 0;) {
             r = recv(rx, rbuf, size, MSG_DONTWAIT);
             if (r > 0) {
@@ -176,9 +246,12 @@ int main(int argc, char **argv)
     char where[160] = "loopback TCP";
     floor_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-        printf("usage: tcp-floor [--netns LNS CNS ADDR] [ROUNDS [SECONDS [SIZE...]]]\n"
+        printf("usage: tcp-floor [--netns LNS CNS ADDR] [--sockbuf SIZE] [--zerocopy]\n"
+               "                 [ROUNDS [SECONDS [SIZE...]]]\n"
                "  (default loopback, 3 rounds of 1 s; 64K 1M 4M); --netns: the listening end in\n"
-               "  namespace LNS bound to its address ADDR, the connecting end in CNS (root)\n");
+               "  namespace LNS bound to its address ADDR, the connecting end in CNS (root);\n"
+               "  --sockbuf: every socket's SO_SNDBUF and SO_RCVBUF (autotuning off);\n"
+               "  --zerocopy: sends with MSG_ZEROCOPY\n");
         return 0;
     }
     if (argc > 1 && strcmp(argv[1], "--netns") == 0) {
@@ -192,6 +265,28 @@ int main(int argc, char **argv)
         snprintf(where, sizeof where, "TCP from namespace %.60s to %.60s", argv[3], argv[2]);
         argv += 4;
         argc -= 4;
+    }
+    for (;;) {
+        if (argc > 2 && strcmp(argv[1], "--sockbuf") == 0) {
+            size_t v;
+            if (pp_parse_size(argv[2], &v) != 0 || v < 4096 || v > (1u << 30)) {
+                fprintf(stderr, "tcp-floor: --sockbuf: bad size '%s' (4K to 1G)\n", argv[2]);
+                return 2;
+            }
+            floor_sockbuf = (int)v;
+            argv += 2;
+            argc -= 2;
+        } else if (argc > 1 && strcmp(argv[1], "--zerocopy") == 0) {
+            floor_zerocopy = true;
+            argv++;
+            argc--;
+        } else {
+            break;
+        }
+    }
+    if (argc > 1 && argv[1][0] == '-') {
+        fprintf(stderr, "tcp-floor: unknown option '%s' (see --help)\n", argv[1]);
+        return 2;
     }
     double secs = argc > 2 ? strtod(argv[2], NULL) : 1.0;
     if ((argc > 1 && pp_parse_long(argv[1], 1, FLOOR_MAX_ROUNDS, &rounds) != 0) ||
@@ -219,9 +314,14 @@ int main(int argc, char **argv)
         floor_die("malloc");
     memset(sbuf, 0x5a, max);
     signal(SIGPIPE, SIG_IGN);
-    printf("# tcp-floor: %s, one thread per process polling its sockets, %ld rounds of "
+    char opts[96] = "";
+    if (floor_sockbuf)
+        snprintf(opts, sizeof opts, ", SO_SNDBUF/SO_RCVBUF %d", floor_sockbuf);
+    if (floor_zerocopy)
+        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), ", MSG_ZEROCOPY");
+    printf("# tcp-floor: %s%s, one thread per process polling its sockets, %ld rounds of "
            "%.1f s; MB/s (1e6 B/s) received in all, median (min-max)\n",
-           where, rounds, secs);
+           where, opts, rounds, secs);
     printf("%10s", "size");
     for (int m = 0; m < FLOOR_MODES; m++)
         printf(" | %26s", floor_mode_names[m]);
@@ -242,6 +342,10 @@ int main(int argc, char **argv)
         printf(" | %14.2f\n", med[FLOOR_BOTH_TWO_CONNS] / med[FLOOR_BOTH_ONE_CONN]);
         fflush(stdout);
     }
+    if (floor_zerocopy)
+        printf("# MSG_ZEROCOPY: the kernel reported %llu sends of one process done, %llu of them "
+               "copied anyway\n",
+               floor_zc_sent, floor_zc_copied);
     free(sbuf);
     free(rbuf);
     return 0;
