@@ -370,10 +370,10 @@ void csni_poll(struct csni_proc *p)
      * The pairs' data then moves through the fabric (or rings): the sockets carry a HELLO,
      * the endpoints' addresses and a peer's end, so the epoll set is looked at every
      * POLL_OFI_EPOLL-th poll only. A turn over the fabric costs a provider pass (1-2 us), so
-     * that is still within tens of microseconds; the system call on every turn made the
-     * turns longer and the 8 B half round trip over the tcp provider about 1.15x slower
-     * (BENCHMARKS.md, issue 20). A process reached over plain TCP by a peer without ofi
-     * keeps working, its frames seen at those looks. */
+     * that is still within tens of microseconds; a system call on every turn made every turn
+     * longer (with the link's own savings, ofi.c: small-message stream 1.4-2.0x, 8 B half
+     * round trip about 1.1x; BENCHMARKS.md, issue 20). A process reached over plain TCP by a
+     * peer without ofi keeps working, its frames seen at those looks. */
     if (csni_ofi_on()) {
         for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
             if (atomic_load_explicit(&c->ofi, memory_order_acquire) &&

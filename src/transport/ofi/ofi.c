@@ -458,8 +458,7 @@ static ssize_t ofi_writev(struct csni_conn *c, const struct iovec *iov, int niov
     }
     /* Completed sends are taken back only when no buffer is free (or by a thread about to
      * sleep, csni_ofi_arm): each look at the send queue is a pass of the provider's
-     * progress, two of them on every send made the 8 B half round trip over the tcp provider
-     * about 1.1x slower (BENCHMARKS.md, issue 20). */
+     * progress, and there were two on every send (BENCHMARKS.md, issue 20). */
     if (l->ntxfree == 0 && ofi_tx_reclaim(l) != 0)
         return -1;
     while (i < niov && l->ntxfree > 0) {
