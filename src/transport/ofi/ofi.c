@@ -28,12 +28,20 @@
 #include "wire/frame.h"
 
 /* One message carries at most OFI_MSG stream bytes: below the eager limit of the providers
- * that switch to their own rendezvous above it (rxm: 16 KiB less its header), which needs the
- * sender's progress again later, and csn's own protocol already does rendezvous. */
-#define OFI_MSG 16000u
-#define OFI_BUF 16384u /* a buffer */
-#define OFI_NRX 64     /* receives posted per connection */
-#define OFI_NTX 32     /* sends in flight per connection */
+ * that switch to their own rendezvous above it (rxm: FI_OFI_RXM_BUFFER_SIZE less its header,
+ * which the component raises from 16 KiB to CSNI_OFI_RXM_BUFFER unless the user set it), since
+ * that rendezvous needs the sender's progress again later, and csn's own protocol already does
+ * rendezvous. 32 KiB messages instead of 16000 bytes: the provider's cost per message (a pass,
+ * system calls each way) is paid half as often; bandwidth 1.33-1.66x from 64 KiB to 4 MiB,
+ * latency 1.18x and 1.46x at 64 KiB and 1 MiB (BENCHMARKS.md, issue 20). 64 KiB measured
+ * faster still but cost 77 MiB more memory per connection (rxm's buffer pools follow the
+ * size), 32 KiB about 14. At most 256 KiB in flight per connection (8 sends; 512 KiB, 16,
+ * made the testbed's both-ways known answer miss by 13 % in one run of ten) and 1 MiB of
+ * posted receives (32): a control frame waits behind no more than it did. */
+#define OFI_MSG CSNI_OFI_MSG_MAX
+#define OFI_BUF 32768u /* a buffer */
+#define OFI_NRX 32     /* receives posted per connection */
+#define OFI_NTX 8      /* sends in flight per connection */
 #define OFI_HS_MS 5000 /* the rest of a peer's address after its HELLO */
 /* Once the peer's address is in, the socket carries nothing but its end: one read of the link
  * in this many looks at it (a system call on every read lengthened every polling turn; a

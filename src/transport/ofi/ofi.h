@@ -24,7 +24,7 @@ struct csni_frame;
 /* CSN_OFI_RNDV's default: off. The provider's own protocol is 2.5-3.8x the stream's speed
  * from 256 KiB on one host, but it queues a whole message ahead of our control frames in the
  * provider: on the testbed's shaped links nettest's both-ways tests got half the link rate
- * (the stream, whose queue is 512 KB at most, gets the known answer; BENCHMARKS.md). */
+ * (the stream, whose queue is 256 KiB at most, gets the known answer; BENCHMARKS.md). */
 #define CSNI_OFI_RNDV_DEFAULT 0u
 /* CSN_TRANSPORT=ofi: loads the component and opens the provider; rndv_min: CSN_OFI_RNDV (0:
  * never). CSN_OK, or CSN_INVALID_ARGUMENT after one line on stderr. */

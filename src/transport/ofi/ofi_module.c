@@ -55,9 +55,11 @@ static int mod_init(char *prov, size_t cap, char *err, size_t errcap)
     }
     /* Each connection has an endpoint of its own with one peer: rxm's shared receive context
      * (its default over tcp) only costs here, 4096 buffers set up per endpoint (0.2-0.9 s per
-     * connection measured on this machine). The user's own setting wins. Read by libfabric
-     * when the provider first loads, i.e. at the fi_getinfo below. */
-    if (setenv("FI_OFI_RXM_USE_SRX", "0", 0) != 0) {
+     * connection measured on this machine). rxm's eager buffer: large enough for a link's
+     * message (CSNI_OFI_MSG_MAX). The user's own settings win. Read by libfabric when the
+     * provider first loads, i.e. at the fi_getinfo below. */
+    if (setenv("FI_OFI_RXM_USE_SRX", "0", 0) != 0 ||
+        setenv("FI_OFI_RXM_BUFFER_SIZE", CSNI_OFI_RXM_BUFFER, 0) != 0) {
         mod_err(err, errcap, "setenv", -FI_ENOMEM);
         fi_freeinfo(hints);
         return -1;
@@ -90,9 +92,9 @@ static int mod_init(char *prov, size_t cap, char *err, size_t errcap)
     }
     fi_freeinfo(list);
     list = NULL;
-    /* A connection posts at most 64 receives and has 32 sends in flight (transport/ofi/ofi.c):
-     * queues of that depth, not the provider's default (rxm: 16 MiB of buffers per endpoint,
-     * 0.25 s to set up each). */
+    /* A connection posts 16 receives and has at most 8 sends in flight (transport/ofi/ofi.c),
+     * and the provider's own messages (CSN_OFI_RNDV) beside them: queues of 128, not the
+     * provider's default (rxm: 16 MiB of buffers per endpoint, 0.25 s to set up each). */
     if (mod_info->rx_attr->size > 128)
         mod_info->rx_attr->size = 128;
     if (mod_info->tx_attr->size > 128)

@@ -16,6 +16,11 @@
 /* Bytes reserved for the provider at the head of every operation's context (struct
  * fi_context2 is 64 bytes): the context pointer handed to post_recv/send points there. */
 #define CSNI_OFI_CTX 64
+/* The most stream bytes one message of a link carries (transport/ofi/ofi.c), and the eager
+ * buffer the component asks rxm for (FI_OFI_RXM_BUFFER_SIZE, when the user has not set it), so
+ * that such a message stays under rxm's eager limit (the buffer less rxm's header). */
+#define CSNI_OFI_MSG_MAX 32384u
+#define CSNI_OFI_RXM_BUFFER "33024"
 /* The longest endpoint address (fi_getname) csn carries. */
 #define CSNI_OFI_NAME_MAX 256
 
