@@ -248,7 +248,7 @@ static void mode_backpressure(void)
     size_t n = 60000; /* eager-sized: without back-pressure all 61 MB would be buffered */
     CHECK(size == 2);
     /* The pair's connection first: what making it costs (rings; over ofi a fabric endpoint,
-     * whose provider buffers took 36 MiB with rxm over tcp) is not the memory of messages
+     * whose provider buffers take 36-50 MiB with rxm over tcp) is not the memory of messages
      * the receiver has not taken, which is what the check below bounds. */
     {
         uint8_t one = 1;
