@@ -92,7 +92,7 @@ static int mod_init(char *prov, size_t cap, char *err, size_t errcap)
     }
     fi_freeinfo(list);
     list = NULL;
-    /* A connection posts 16 receives and has at most 8 sends in flight (transport/ofi/ofi.c),
+    /* A connection posts 32 receives and has at most 8 sends in flight (transport/ofi/ofi.c),
      * and the provider's own messages (CSN_OFI_RNDV) beside them: queues of 128, not the
      * provider's default (rxm: 16 MiB of buffers per endpoint, 0.25 s to set up each). */
     if (mod_info->rx_attr->size > 128)

@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bumped whenever the structures below change; libcsn refuses a module of another version. */
-#define CSNI_OFI_MODULE_ABI 3
+/* Bumped whenever the structures or the sizes below change; libcsn refuses a module of another
+ * version. */
+#define CSNI_OFI_MODULE_ABI 4
 /* The one symbol the module exports: const struct csni_ofi_module *csn_ofi_module(void). */
 #define CSNI_OFI_MODULE_SYMBOL "csn_ofi_module"
 /* The module's file, in the directory "csn" beside libcsn.so (build tree and install alike). */
