@@ -35,7 +35,7 @@
  * system calls each way) is paid half as often; bandwidth 1.33-1.66x from 64 KiB to 4 MiB,
  * latency 1.18x and 1.46x at 64 KiB and 1 MiB (BENCHMARKS.md, issue 20). 64 KiB measured
  * faster still but cost 77 MiB more memory per connection (rxm's buffer pools follow the
- * size), 32 KiB about 14. At most 256 KiB in flight per connection (8 sends; 512 KiB, 16,
+ * size), 32 KiB about 16. At most 256 KiB in flight per connection (8 sends; 512 KiB, 16,
  * made the testbed's both-ways known answer miss by 13 % in one run of ten) and 1 MiB of
  * posted receives (32): a control frame waits behind no more than it did. */
 #define OFI_MSG CSNI_OFI_MSG_MAX
