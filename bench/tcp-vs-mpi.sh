@@ -31,6 +31,13 @@ usage() {
     sed -n '4,26p' "$0" | sed 's/^# \{0,1\}//'
 }
 die() { echo "$me: $2" >&2; exit "$1"; }
+# The median of a[1..n] ("" when n is 0), for the awk programs of every table below.
+AWK_MEDIAN='
+function median(a, n,    i, j, t) {
+    if (n == 0) return ""
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}'
 
 build=${BUILD:-build} ROUNDS=3 SIZES=8,1K,64K,1M,4M,64M PARTS=loop,netns,nettest STREAMS=4
 while [ $# -gt 0 ]; do
@@ -70,7 +77,7 @@ done
 command -v iperf3 >/dev/null || die 2 "iperf3 not found (apt-get install iperf3)"
 command -v jq >/dev/null || die 2 "jq not found (apt-get install jq)"
 if has_part netns || has_part nettest || has_part kernel; then
-    [ "$(id -u)" = 0 ] || die 2 "the netns and nettest parts need root (or --parts loop)"
+    [ "$(id -u)" = 0 ] || die 2 "the netns, nettest and kernel parts need root (or --parts loop)"
     command -v ip >/dev/null || die 2 "ip (iproute2) not found"
 fi
 if has_part nettest && { [ ! -x "$NT" ] || [ ! -x "$NTMPI" ]; }; then
@@ -172,18 +179,13 @@ pp_table() {
     echo "# $2"
     echo "# csn run: $(grep -m1 '^# pingpong' "$T/$tag.csn.1.txt" | sed 's/^# pingpong: //')"
     echo "# MPI run: $(grep -m1 '^# pingpong' "$T/$tag.mpi.1.txt" | sed 's/^# pingpong: //')"
-    awk -v rounds="$ROUNDS" -v streams="$STREAMS" '
+    awk -v rounds="$ROUNDS" -v streams="$STREAMS" "$AWK_MEDIAN"'
 function val(line, key,    i, s) {
     i = index(line, "\"" key "\": {\"median\": ")
     if (i == 0) return ""
     s = substr(line, i + length(key) + 14)
     sub(/[,}].*/, "", s)
     return s + 0
-}
-function median(a, n,    i, j, t) {
-    if (n == 0) return ""
-    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
 function med(k, m, s,    r, n, a) {
     n = 0
@@ -314,12 +316,7 @@ kernel_floor() { # kernel_floor PATHNAME [--netns LNS CNS ADDR]
             run "$T/kf.$path.$v.$r.txt" "$FLOOR" "$@" "${opt[@]}" 1 "$KERNEL_SECS" 64K 1M 4M 64M
         done
     done
-    awk -v path="$path" -v rounds="$ROUNDS" '
-function median(a, n,    i, j, t) {
-    if (n == 0) return 0
-    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+    awk -v path="$path" -v rounds="$ROUNDS" "$AWK_MEDIAN"'
 {
     split(FILENAME, p, "/"); split(p[length(p)], q, ".")
     v = q[3]
@@ -360,12 +357,7 @@ if has_part nettest; then
             --host "${P}h1,${P}h2,${P}h3,${P}h4" -np 4 --mca btl tcp,self "$NTMPI" $NT_ARGS
     done
     echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-    awk -v rounds="$ROUNDS" '
-function median(a, n,    i, j, t) {
-    if (n == 0) return ""
-    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+    awk -v rounds="$ROUNDS" "$AWK_MEDIAN"'
 function isnum(x) { return x ~ /^[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/ }
 {
     split(FILENAME, p, "/"); split(p[length(p)], q, ".")
