@@ -27,11 +27,17 @@ enum { COMM_COMPLETE = 0, COMM_OPSTATUS = 1 };
 static csn_transport *comm_t;
 static int comm_me, comm_np;
 static csn_netid *comm_ids;
-/* The requests csn_test may still complete, oldest first: comm_pending[comm_head..comm_tail).
- * They mostly complete in the order they were posted, so taking the i-th out moves only the
- * ones before it (usually none), not the whole window behind it. */
-static comm_req **comm_pending;
-static size_t comm_head, comm_tail, comm_cap;
+/* The requests csn_test may still complete, oldest first, one queue for receives ([0]) and
+ * one for sends ([1]): v[head..tail). Each kind mostly completes in the order it was posted,
+ * so a completion is found at or near its queue's head and taking it out moves only the ones
+ * before it (usually none). One queue for both would make every send of a both-ways window
+ * walk past the window's receives still open: O(window) per message (MPI_Waitall has no such
+ * cost, so the comparison would be unfair to csn). */
+struct comm_queue {
+    comm_req **v;
+    size_t head, tail, cap;
+};
+static struct comm_queue comm_pending[2];
 static double comm_timeout = 120.0; /* seconds without any completion before giving up */
 static char comm_libname[64];
 
@@ -130,10 +136,11 @@ void comm_finalize(void)
     comm_barrier();
     csn_close(&comm_t);
     free(comm_ids);
-    free(comm_pending);
+    for (int k = 0; k < 2; k++) {
+        free(comm_pending[k].v);
+        comm_pending[k] = (struct comm_queue){0};
+    }
     comm_ids = NULL;
-    comm_pending = NULL;
-    comm_head = comm_tail = comm_cap = 0;
 }
 
 int comm_rank(void)
@@ -187,9 +194,10 @@ static int comm_rank_of(csn_netid id)
 static void comm_record(int is_send, csn_netid id, void *buf, csn_status op)
 {
     int from = comm_rank_of(id);
-    for (size_t i = comm_head; i < comm_tail; i++) {
-        comm_req *r = comm_pending[i];
-        if (r->buf != buf || r->is_send != is_send)
+    struct comm_queue *q = &comm_pending[is_send != 0];
+    for (size_t i = q->head; i < q->tail; i++) {
+        comm_req *r = q->v[i];
+        if (r->buf != buf)
             continue;
         if (r->peer >= 0 && r->peer != from)
             continue;
@@ -197,10 +205,9 @@ static void comm_record(int is_send, csn_netid id, void *buf, csn_status op)
         r->status = (int)op;
         r->opaque[COMM_OPSTATUS] = (uint64_t)op;
         r->opaque[COMM_COMPLETE] = 1;
-        memmove(&comm_pending[comm_head + 1], &comm_pending[comm_head],
-                (i - comm_head) * sizeof *comm_pending);
-        if (++comm_head == comm_tail)
-            comm_head = comm_tail = 0;
+        memmove(&q->v[q->head + 1], &q->v[q->head], (i - q->head) * sizeof *q->v);
+        if (++q->head == q->tail)
+            q->head = q->tail = 0;
         return;
     }
     comm_abort(1, "csn_test completed a %s of buffer %p with rank %d that was never posted here",
@@ -222,12 +229,16 @@ static int comm_progress(uint64_t timeout_us)
     return 1;
 }
 
-/* Progress with a watchdog: gives up after comm_timeout seconds without any completion. */
-static void comm_progress_wait(double *last, int n, const comm_req *r)
+/* Progress with a watchdog: gives up after comm_timeout seconds without any completion.
+ * *idle: the seconds of timed-out tests since the last completion (each at least 0.1 s): the
+ * clock is not read per completion (a system call's worth of time per message where the
+ * clock source is not the TSC, and a cost the MPI twin's MPI_Waitall does not have). */
+#define COMM_TEST_US 100000
+static void comm_progress_wait(double *idle, int n, const comm_req *r)
 {
-    if (comm_progress(100000))
-        *last = comm_wtime();
-    else if (comm_wtime() - *last > comm_timeout) {
+    if (comm_progress(COMM_TEST_US))
+        *idle = 0.0;
+    else if ((*idle += COMM_TEST_US * 1e-6) > comm_timeout) {
         for (int i = 0; i < n; i++)
             if (!r[i].done && !r[i].opaque[COMM_COMPLETE])
                 comm_abort(1,
@@ -241,21 +252,21 @@ static void comm_progress_wait(double *last, int n, const comm_req *r)
 
 static void comm_track(comm_req *r)
 {
-    if (comm_tail == comm_cap && comm_head > 0) {
-        memmove(comm_pending, &comm_pending[comm_head],
-                (comm_tail - comm_head) * sizeof *comm_pending);
-        comm_tail -= comm_head;
-        comm_head = 0;
+    struct comm_queue *q = &comm_pending[r->is_send != 0];
+    if (q->tail == q->cap && q->head > 0) {
+        memmove(q->v, &q->v[q->head], (q->tail - q->head) * sizeof *q->v);
+        q->tail -= q->head;
+        q->head = 0;
     }
-    if (comm_tail == comm_cap) {
-        size_t cap = comm_cap ? 2 * comm_cap : 64;
-        comm_req **p = realloc(comm_pending, cap * sizeof *p);
+    if (q->tail == q->cap) {
+        size_t cap = q->cap ? 2 * q->cap : 64;
+        comm_req **p = realloc(q->v, cap * sizeof *p);
         if (p == NULL)
             comm_abort(1, "out of memory for %zu requests", cap);
-        comm_pending = p;
-        comm_cap = cap;
+        q->v = p;
+        q->cap = cap;
     }
-    comm_pending[comm_tail++] = r;
+    q->v[q->tail++] = r;
 }
 
 int comm_isend(const void *buf, size_t len, int dst, comm_req *r)
@@ -292,7 +303,7 @@ int comm_irecv(void *buf, size_t len, int src, comm_req *r)
 
 int comm_waitall(int n, comm_req *r)
 {
-    double last = comm_wtime();
+    double idle = 0.0;
     /* Requests mostly complete in order: resume the scan at the first one still open, so a
      * window of n costs O(n), not O(n^2). */
     for (int i = 0;;) {
@@ -300,13 +311,13 @@ int comm_waitall(int n, comm_req *r)
             r[i++].done = 1;
         if (i == n)
             return 0;
-        comm_progress_wait(&last, n, r);
+        comm_progress_wait(&idle, n, r);
     }
 }
 
 int comm_waitany(int n, comm_req *r, int *index)
 {
-    double last = comm_wtime();
+    double idle = 0.0;
     for (;;) {
         int open = 0;
         for (int i = 0; i < n; i++) {
@@ -323,7 +334,7 @@ int comm_waitany(int n, comm_req *r, int *index)
             *index = -1;
             return 0;
         }
-        comm_progress_wait(&last, n, r);
+        comm_progress_wait(&idle, n, r);
     }
 }
 

@@ -168,13 +168,13 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
                                                       struct csni_op **got, uint32_t seen)
 {
     struct csni_proc *p = csni_p;
-    /* The clock is read lazily: a wait without limit needs it only to end its spin. The
-     * spin's end is set at the loop's first look at the clock, when it is known whether the
-     * spin is polite (longer), for timed waits as for the others. */
+    /* The clock is read lazily, at the loop's first look at it (at once for a zero timeout,
+     * else after 256 turns of a pure spin, a few microseconds): the deadline and the spin's
+     * end are set then, when it is known whether the spin is polite (longer). A timed wait
+     * thus lasts those turns longer than asked; most waits end before them and never read
+     * the clock (about 30 ns here, a system call where the clock source is not the TSC). */
     bool forever = timeout_us == CSN_FOREVER || timeout_us > UINT64_MAX / 2000;
-    uint64_t now = forever ? 0 : csni_now_ns();
-    uint64_t deadline = forever ? UINT64_MAX : now + timeout_us * 1000;
-    uint64_t spin_end = 0;
+    uint64_t now, deadline = 0, spin_end = 0;
     bool net = p->epfd >= 0;
     /* Every waiter spins first; beyond the host's CPUs it spins politely (below), yielding at
      * each turn: a thread whose messages are delivered meanwhile by whoever polls continues
@@ -224,9 +224,11 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
         if (timeout_us != 0 && (turn & 255) != 255 && spinning && !polite)
             continue; /* the clock, every 256th turn of a pure spin (a few microseconds) */
         now = csni_now_ns();
-        if (spin_end == 0)
+        if (spin_end == 0) {
             spin_end =
                 now + (polite ? p->tun.polite_spin_ns : p->tun.spin_ns + wait_transfer_ns(p, want));
+            deadline = forever ? UINT64_MAX : now + timeout_us * 1000;
+        }
         if (now >= deadline) {
             if (spinning)
                 wait_unspin(p, counted);
