@@ -60,9 +60,18 @@ if(TARGET memcpy-bench)
   add_test(NAME pingpong_tcp_floor_bad_option
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|--zerocopy|--bogus" -DRC=2
                    "-DERR_MATCH=unknown option '--bogus'" -DONE_LINE=1 -P ${PP_CHECK})
+  # The raw ping-pong (issue 21's latency floor): a half round trip per size.
+  add_test(NAME pingpong_tcp_floor_latency
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|--latency|1|0.1|8|1K" -DRC=0
+                   "-DMATCH=half round trip|\n +8 . +[0-9]+\\.[0-9]+ |\n +1024 . +[0-9]+\\.[0-9]+ "
+                   -P ${PP_CHECK})
+  add_test(NAME pingpong_tcp_floor_latency_zerocopy
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|--latency|--zerocopy" -DRC=2
+                   "-DERR_MATCH=not --latency" -DONE_LINE=1 -P ${PP_CHECK})
   set_tests_properties(pingpong_tcp_floor pingpong_tcp_floor_bad_rounds
     pingpong_tcp_floor_bad_size pingpong_tcp_floor_bad_netns pingpong_tcp_floor_kernel
-    pingpong_tcp_floor_bad_sockbuf pingpong_tcp_floor_bad_option PROPERTIES TIMEOUT 60)
+    pingpong_tcp_floor_bad_sockbuf pingpong_tcp_floor_bad_option pingpong_tcp_floor_latency
+    pingpong_tcp_floor_latency_zerocopy PROPERTIES TIMEOUT 60)
   if(TARGET pingpong-mpi)
     add_test(NAME pingpong_tcp_vs_mpi_kernel
              COMMAND sh ${PROJECT_SOURCE_DIR}/tests/bench/tcp_vs_mpi_kernel.sh

@@ -15,8 +15,14 @@
  * sends with MSG_ZEROCOPY (SO_ZEROCOPY), reaping the kernel's completion notices from the
  * socket's error queue as it goes (the block is never changed, so none is waited for).
  *
- * usage: tcp-floor [--netns LNS CNS ADDR] [--sockbuf SIZE] [--zerocopy]
- *                  [ROUNDS [SECONDS [SIZE...]]]   (default loopback, 3 rounds of 1 s; 64K 1M 4M) */
+ * --latency: the half round trip of a SIZE-byte ping-pong instead (microseconds), each process
+ * spinning on a non-blocking recv until the whole message is in and answering with one send:
+ * one system call per message each way and no wait in the kernel, the least a library that
+ * polls its socket can do (issue 21: csn's and Open MPI's small-message latency against it).
+ *
+ * usage: tcp-floor [--netns LNS CNS ADDR] [--sockbuf SIZE] [--zerocopy] [--latency]
+ *                  [ROUNDS [SECONDS [SIZE...]]]   (default loopback, 3 rounds of 1 s; 64K 1M 4M;
+ *                  with --latency 8 1K 64K) */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -238,20 +244,86 @@ static double floor_run(enum floor_mode mode, size_t size, double secs, char *sb
     return (double)(mine + theirs) / secs / 1e6;
 }
 
+/* Receives exactly n bytes, spinning on a non-blocking recv: false when the peer closed. */
+static bool floor_recv_all(int s, char *buf, size_t n)
+{
+    for (size_t got = 0; got < n;) {
+        ssize_t r = recv(s, buf + got, n - got, MSG_DONTWAIT);
+        if (r > 0)
+            got += (size_t)r;
+        else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return false;
+    }
+    return true;
+}
+
+static void floor_send_all(int s, const char *buf, size_t n)
+{
+    for (size_t put = 0; put < n;) {
+        ssize_t w = send(s, buf + put, n - put, MSG_NOSIGNAL);
+        if (w > 0)
+            put += (size_t)w;
+        else if (w < 0 && errno != EINTR)
+            floor_die("send");
+    }
+}
+
+/* One --latency run at size: the half round trip in microseconds over secs of ping-pong. */
+static double floor_latency(size_t size, double secs, char *sbuf, char *rbuf)
+{
+    int a, b, one = 1;
+    floor_pair(&a, &b);
+    if (setsockopt(a, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
+        setsockopt(b, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+        floor_die("setsockopt TCP_NODELAY");
+    pid_t pid = fork();
+    if (pid < 0)
+        floor_die("fork");
+    if (pid == 0) { /* the echo: answers every message until the other side closes */
+        close(a);
+        while (floor_recv_all(b, rbuf, size))
+            floor_send_all(b, sbuf, size);
+        _exit(0);
+    }
+    close(b);
+    for (int i = 0; i < 100; i++) { /* warm-up */
+        floor_send_all(a, sbuf, size);
+        if (!floor_recv_all(a, rbuf, size))
+            floor_die("the echo ended");
+    }
+    long n = 0;
+    double t0 = pp_now(), t = t0;
+    while (t - t0 < secs) {
+        for (int i = 0; i < 64; i++, n++) {
+            floor_send_all(a, sbuf, size);
+            if (!floor_recv_all(a, rbuf, size))
+                floor_die("the echo ended");
+        }
+        t = pp_now();
+    }
+    close(a);
+    int st;
+    waitpid(pid, &st, 0);
+    return (t - t0) / (2.0 * (double)n) * 1e6;
+}
+
 int main(int argc, char **argv)
 {
     size_t sizes[FLOOR_MAX_SIZES] = {65536, 1 << 20, 4 << 20};
     int nsizes = 3;
     long rounds = 3;
     char where[160] = "loopback TCP";
+    bool latency = false;
     floor_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-        printf("usage: tcp-floor [--netns LNS CNS ADDR] [--sockbuf SIZE] [--zerocopy]\n"
+        printf("usage: tcp-floor [--netns LNS CNS ADDR] [--sockbuf SIZE] [--zerocopy] [--latency]\n"
                "                 [ROUNDS [SECONDS [SIZE...]]]\n"
                "  (default loopback, 3 rounds of 1 s; 64K 1M 4M); --netns: the listening end in\n"
                "  namespace LNS bound to its address ADDR, the connecting end in CNS (root);\n"
                "  --sockbuf: every socket's SO_SNDBUF and SO_RCVBUF (autotuning off);\n"
-               "  --zerocopy: sends with MSG_ZEROCOPY\n");
+               "  --zerocopy: sends with MSG_ZEROCOPY;\n"
+               "  --latency: half round trip (us) of a ping-pong spinning on recv (default\n"
+               "  sizes 8 1K 64K) instead of bandwidth\n");
         return 0;
     }
     if (argc > 1 && strcmp(argv[1], "--netns") == 0) {
@@ -280,6 +352,10 @@ int main(int argc, char **argv)
             floor_zerocopy = true;
             argv++;
             argc--;
+        } else if (argc > 1 && strcmp(argv[1], "--latency") == 0) {
+            latency = true;
+            argv++;
+            argc--;
         } else {
             break;
         }
@@ -288,12 +364,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "tcp-floor: unknown option '%s' (see --help)\n", argv[1]);
         return 2;
     }
+    if (latency && floor_zerocopy) {
+        fprintf(stderr, "tcp-floor: --zerocopy is for the bandwidth runs, not --latency\n");
+        return 2;
+    }
     double secs = argc > 2 ? strtod(argv[2], NULL) : 1.0;
     if ((argc > 1 && pp_parse_long(argv[1], 1, FLOOR_MAX_ROUNDS, &rounds) != 0) ||
         !(secs > 0 && secs <= 60)) {
         fprintf(stderr, "tcp-floor: ROUNDS from 1 to %d, SECONDS above 0 and at most 60\n",
                 FLOOR_MAX_ROUNDS);
         return 2;
+    }
+    if (latency) {
+        sizes[0] = 8;
+        sizes[1] = 1024;
+        sizes[2] = 65536;
     }
     if (argc > 3) {
         nsizes = 0;
@@ -319,6 +404,23 @@ int main(int argc, char **argv)
         snprintf(opts, sizeof opts, ", SO_SNDBUF/SO_RCVBUF %d", floor_sockbuf);
     if (floor_zerocopy)
         snprintf(opts + strlen(opts), sizeof opts - strlen(opts), ", MSG_ZEROCOPY");
+    if (latency) {
+        printf("# tcp-floor --latency: %s%s, ping-pong, each process spinning on recv, %ld rounds "
+               "of %.1f s; half round trip (us), median (min-max)\n",
+               where, opts, rounds, secs);
+        printf("%10s | %26s\n", "size", "half round trip");
+        for (int i = 0; i < nsizes; i++) {
+            double v[FLOOR_MAX_ROUNDS];
+            for (long r = 0; r < rounds; r++)
+                v[r] = floor_latency(sizes[i], secs, sbuf, rbuf);
+            printf("%10zu | %8.2f (%7.2f-%7.2f)\n", sizes[i], pp_median(v, (int)rounds),
+                   pp_min(v, (int)rounds), pp_max(v, (int)rounds));
+            fflush(stdout);
+        }
+        free(sbuf);
+        free(rbuf);
+        return 0;
+    }
     printf("# tcp-floor: %s%s, one thread per process polling its sockets, %ld rounds of "
            "%.1f s; MB/s (1e6 B/s) received in all, median (min-max)\n",
            where, opts, rounds, secs);

@@ -69,6 +69,7 @@ struct csni_conn {
     csni_lock_t rx_lock;
     uint8_t *rbuf; /* staging buffer: small frames arrive here in batches */
     size_t rpos, rend;
+    bool rx_short; /* the staged bytes came from a short socket read (this pass only) */
     enum csni_rx_phase phase;
     struct csni_frame f;   /* header being served */
     struct csni_place pl;  /* where its payload goes */
@@ -118,6 +119,12 @@ void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, int proc, struct 
  * whose own polls move data keeps spinning (wait.c). initial-exec: no __tls_get_addr call on
  * the paths that count. */
 extern _Thread_local unsigned csni_moved __attribute__((tls_model("initial-exec")));
+
+/* Set by a thread that reads its sockets itself at every turn (poll.c, few sockets): a read
+ * of a socket that came back short ends the reader's pass (CSNI_RX_DRAINED) once its bytes
+ * are served, instead of a second read that would find nothing: the thread's next turn
+ * reads again anyway. */
+extern _Thread_local bool csni_conn_short_ends __attribute__((tls_model("initial-exec")));
 
 /* ---- reading (the caller holds rx_lock across a series of calls) ---- */
 static inline void csni_conn_rx_lock(struct csni_conn *c)

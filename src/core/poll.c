@@ -341,6 +341,27 @@ int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own)
     return 0;
 }
 
+/* Serves every live socket-only connection (no ring, no fabric) as a reader that will be back
+ * at its next turn: a short read ends its pass (conn.c). */
+static void poll_sockets(struct csni_proc *p)
+{
+    csni_conn_short_ends = true;
+    for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
+        if (atomic_load_explicit(&c->ring, memory_order_acquire) ||
+            atomic_load_explicit(&c->dead, memory_order_relaxed))
+            continue;
+        csni_poll_serve(p, c, false);
+        if (atomic_load_explicit(&c->tx_pending, memory_order_relaxed))
+            csni_conn_flush(c, false);
+    }
+    csni_conn_short_ends = false;
+}
+
+/* Sockets read directly by every poll when at most this many (see csni_poll), and the epoll
+ * set looked at once in this many polls then. */
+#define POLL_SOCK_DIRECT 2u
+#define POLL_SOCK_EPOLL 16u
+
 /* Over a fabric: one poll in this many looks at the epoll set (see csni_poll). */
 #define POLL_OFI_EPOLL 16u
 
@@ -382,6 +403,22 @@ void csni_poll(struct csni_proc *p)
         static _Thread_local unsigned poll_ofi_count __attribute__((tls_model("initial-exec")));
         if (++poll_ofi_count % POLL_OFI_EPOLL != 0)
             return;
+    }
+    /* One or two sockets and no fabric: each is read directly at every poll (a read that
+     * finds nothing costs what epoll_wait does, about 0.4 us here, and one that finds data
+     * saves epoll_wait's turn before it), the epoll set looked at once in POLL_SOCK_EPOLL
+     * polls (new connections, kicks, room to write). With more sockets a turn of reads would
+     * cost more than one epoll_wait. */
+    if (!csni_ofi_on()) {
+        unsigned live = atomic_load_explicit(&p->conns.nlive, memory_order_relaxed);
+        unsigned shm = atomic_load_explicit(&p->conns.nshm, memory_order_relaxed);
+        if (live > shm && live - shm <= POLL_SOCK_DIRECT) {
+            poll_sockets(p);
+            static _Thread_local unsigned poll_sock_count
+                __attribute__((tls_model("initial-exec")));
+            if (++poll_sock_count % POLL_SOCK_EPOLL != 0)
+                return;
+        }
     }
     int n = epoll_wait(p->epfd, ev, 16, 0);
     for (int i = 0; i < n; i++)
