@@ -131,4 +131,16 @@ if(TARGET csnrun)
   add_test(NAME pingpong_window COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_pingpong_window>)
   set_tests_properties(pingpong_window PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
                        ENVIRONMENT "${CSN_TEST_ENV}")
+  # Rendezvous messages pulled by the receiver: receives posted after their RTS are pulled
+  # later by whoever polls, those posted before by the reader at once; they must still
+  # complete in the order they were posted. Pulled from 64 KiB on, and on a host taken as
+  # oversubscribed (every rendezvous pulled, the progress thread polling too).
+  add_test(NAME pingpong_window_pulled
+           COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_pingpong_window> 262144)
+  set_tests_properties(pingpong_window_pulled PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "${CSN_TEST_ENV};CSN_SHM_EAGER=32K;CSN_SHM_PULL=1")
+  add_test(NAME pingpong_window_oversubscribed
+           COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_pingpong_window> 262144)
+  set_tests_properties(pingpong_window_oversubscribed PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "${CSN_TEST_ENV};CSN_CPU_SHARE=65536")
 endif()

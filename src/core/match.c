@@ -382,6 +382,29 @@ static void match_no_transport(struct csni_conn *c, const struct csni_frame *f,
     (void)csni_peer_send_frame(c->pp, &g); /* lost: its transmit fails with it anyway */
 }
 
+/* Lists the pull of the RTS f, pulled from raddr, into op behind the deferred pulls. Returns
+ * false, t->lock still held, when there is no memory for the entry (the caller pulls now);
+ * true with t->lock released. */
+static bool match_defer_pull(struct csni_conn *c, csn_transport *t, struct csni_op *op,
+                             const struct csni_frame *f, uint64_t raddr)
+{
+    struct csni_unex *u = csni_unex_alloc(&c->p->store);
+    if (!u)
+        return false;
+    u->kind = CSNI_UX_RTS;
+    u->src = op->peer;
+    u->len = f->len;
+    u->pp = c->pp;
+    u->token = csni_frame_sender_token(f);
+    u->raddr = raddr;
+    u->pid = csni_shm_peer_pid(c->shm);
+    u->conn = c;
+    u->complete = true;
+    csni_unlock(&t->lock);
+    csni_rndv_defer_pull(c->p, u, op);
+    return true;
+}
+
 /* A message matched the posted receive op (t->lock held, released here). */
 static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_op *op,
                             const struct csni_frame *f, const uint8_t *staged,
@@ -408,6 +431,12 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
     op->token = atomic_fetch_add(&p->next_token, 1);
     uint64_t pull = csni_frame_pull_addr(f);
     if (pull && c->shm && p->cma) {
+        /* Deferred pulls listed or under way (receives posted after their RTS, pulled by
+         * whoever polls): this one goes behind them, so that receives complete in the order
+         * they were posted (pulled here at once, it would complete first). */
+        if ((atomic_load(&p->npulls) > 0 || atomic_load(&t->pulling) > 0) &&
+            match_defer_pull(c, t, op, f, pull))
+            return;
         /* Pulled under the reader lock, as the seed receives "the remaining packets directly
          * to the user's buffer" before unlocking the device. */
         csni_unlock(&t->lock);

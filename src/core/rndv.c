@@ -103,38 +103,59 @@ static struct csni_unex *rndv_take_pull(struct csni_proc *p, csn_transport *t)
     return u;
 }
 
+/* Whether a pull into t's receives is listed. */
+static bool rndv_listed(struct csni_proc *p, csn_transport *t)
+{
+    csni_lock(&p->pulls_lock);
+    struct csni_unex *u = p->pulls.head;
+    while (u && u->rxop->t != t)
+        u = u->next;
+    csni_unlock(&p->pulls_lock);
+    return u != NULL;
+}
+
 bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
 {
     bool any = false;
-    struct csni_unex *u;
     if (!t && atomic_load(&p->npulls) == 0)
         return false;
-    while ((u = rndv_take_pull(p, t)) != NULL) {
-        struct csni_op *op = u->rxop;
-        csn_transport *owner = op->t;
-        pid_t pid = u->pid;
-        uint64_t raddr = u->raddr, token = u->token;
-        /* Under the reader lock of the connection the RTS came on, as the pulls its reader
-         * makes for receives posted before their RTS: pulls of one sender's messages (all on
-         * its one sending connection) never run at once, even into one buffer a program gave
-         * several receives (as osu_bw does). */
-        struct csni_conn *c = u->conn;
-        csni_unex_free(&p->store, u);
-        csni_conn_rx_lock(c);
-        bool pulled = csni_rndv_pull(op, pid, raddr, token, false);
-        csni_conn_rx_unlock(c);
-        if (!pulled) {
-            csni_lock(&owner->lock);
-            csni_rndv_send_cts(op, token);
-            csni_unlock(&owner->lock);
+    for (;;) {
+        /* One runner at a time, and the list in its order: two threads each taking the next
+         * entry could finish them the other way round (each waits for the reader lock of its
+         * connection), and receives would complete out of the order they were posted. A poller
+         * that finds a runner leaves the list to it. */
+        if (!atomic_exchange(&p->pull_runner, true)) {
+            struct csni_unex *u;
+            while ((u = rndv_take_pull(p, t)) != NULL) {
+                struct csni_op *op = u->rxop;
+                csn_transport *owner = op->t;
+                pid_t pid = u->pid;
+                uint64_t raddr = u->raddr, token = u->token;
+                /* Under the reader lock of the connection the RTS came on, as the pulls its
+                 * reader makes for receives posted before their RTS: pulls of one sender's
+                 * messages (all on its one sending connection) never run at once, even into
+                 * one buffer a program gave several receives (as osu_bw does). */
+                struct csni_conn *c = u->conn;
+                csni_unex_free(&p->store, u);
+                csni_conn_rx_lock(c);
+                bool pulled = csni_rndv_pull(op, pid, raddr, token, false);
+                csni_conn_rx_unlock(c);
+                if (!pulled) {
+                    csni_lock(&owner->lock);
+                    csni_rndv_send_cts(op, token);
+                    csni_unlock(&owner->lock);
+                }
+                atomic_fetch_sub(&owner->pulling, 1);
+                any = true;
+            }
+            atomic_store(&p->pull_runner, false);
         }
-        atomic_fetch_sub(&owner->pulling, 1);
-        any = true;
+        /* A closing transport waits until none of its pulls is listed or under way (another
+         * thread's pull into its buffer: one copy at most). */
+        if (!t || (atomic_load(&t->pulling) == 0 && !rndv_listed(p, t)))
+            return any;
+        sched_yield();
     }
-    if (t)
-        while (atomic_load(&t->pulling) > 0)
-            sched_yield(); /* another thread's pull into t's buffer: one copy at most */
-    return any;
 }
 
 void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token)
