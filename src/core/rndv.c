@@ -85,33 +85,55 @@ void csni_rndv_defer_pull(struct csni_proc *p, struct csni_unex *u, struct csni_
         csni_kick_epoll(p); /* the progress thread, or a poller, asleep: this is its work */
 }
 
-/* Takes the oldest deferred pull (into t's receives only, unless t is NULL) and counts it
- * under way with its transport before letting go of the list: a closing transport that finds
- * none listed waits for those under way (csni_rndv_run_pulls). */
+/* The oldest deferred pull into t's receives (any, if t is NULL); pulls_lock held. */
+static struct csni_unex *rndv_oldest(struct csni_proc *p, csn_transport *t, struct csni_unex **prev)
+{
+    struct csni_unex *u = p->pulls.head;
+    for (*prev = NULL; u && t && u->rxop->t != t; u = u->next)
+        *prev = u;
+    return u;
+}
+
+/* Takes the oldest deferred pull (into t's receives only, unless t is NULL) together with the
+ * reader lock of the connection its RTS came on, and counts it under way with its transport
+ * before letting go of the list: a closing transport that finds none listed waits for those
+ * under way (csni_rndv_run_pulls). The entry is taken only while it is still the oldest with
+ * that lock held: the pull before it, of the same sender, has ended then, so one sender's
+ * pulls finish in the order of their receives (two threads each taking the next entry, then
+ * waiting for the lock, could run them the other way round). */
 static struct csni_unex *rndv_take_pull(struct csni_proc *p, csn_transport *t)
 {
-    struct csni_unex *u, *prev = NULL;
-    csni_lock(&p->pulls_lock);
-    for (u = p->pulls.head; u && t && u->rxop->t != t; u = u->next)
-        prev = u;
-    if (u) {
-        csni_ux_unlink(&p->pulls, prev, u);
-        atomic_fetch_sub_explicit(&p->npulls, 1, memory_order_relaxed);
-        atomic_fetch_add(&u->rxop->t->pulling, 1);
+    struct csni_unex *u, *prev;
+    for (;;) {
+        csni_lock(&p->pulls_lock);
+        u = rndv_oldest(p, t, &prev);
+        struct csni_conn *c = u ? u->conn : NULL;
+        csni_unlock(&p->pulls_lock);
+        if (!c)
+            return NULL;
+        csni_conn_rx_lock(c);
+        csni_lock(&p->pulls_lock);
+        u = rndv_oldest(p, t, &prev);
+        if (u && u->conn == c) {
+            csni_ux_unlink(&p->pulls, prev, u);
+            atomic_fetch_sub_explicit(&p->npulls, 1, memory_order_relaxed);
+            atomic_fetch_add(&u->rxop->t->pulling, 1);
+            csni_unlock(&p->pulls_lock);
+            return u;
+        }
+        csni_unlock(&p->pulls_lock);
+        csni_conn_rx_unlock(c); /* taken meanwhile: look again */
     }
-    csni_unlock(&p->pulls_lock);
-    return u;
 }
 
 /* Whether a pull into t's receives is listed. */
 static bool rndv_listed(struct csni_proc *p, csn_transport *t)
 {
+    struct csni_unex *prev;
     csni_lock(&p->pulls_lock);
-    struct csni_unex *u = p->pulls.head;
-    while (u && u->rxop->t != t)
-        u = u->next;
+    bool listed = rndv_oldest(p, t, &prev) != NULL;
     csni_unlock(&p->pulls_lock);
-    return u != NULL;
+    return listed;
 }
 
 bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
@@ -120,35 +142,27 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
     if (!t && atomic_load(&p->npulls) == 0)
         return false;
     for (;;) {
-        /* One runner at a time, and the list in its order: two threads each taking the next
-         * entry could finish them the other way round (each waits for the reader lock of its
-         * connection), and receives would complete out of the order they were posted. A poller
-         * that finds a runner leaves the list to it. */
-        if (!atomic_exchange(&p->pull_runner, true)) {
-            struct csni_unex *u;
-            while ((u = rndv_take_pull(p, t)) != NULL) {
-                struct csni_op *op = u->rxop;
-                csn_transport *owner = op->t;
-                pid_t pid = u->pid;
-                uint64_t raddr = u->raddr, token = u->token;
-                /* Under the reader lock of the connection the RTS came on, as the pulls its
-                 * reader makes for receives posted before their RTS: pulls of one sender's
-                 * messages (all on its one sending connection) never run at once, even into
-                 * one buffer a program gave several receives (as osu_bw does). */
-                struct csni_conn *c = u->conn;
-                csni_unex_free(&p->store, u);
-                csni_conn_rx_lock(c);
-                bool pulled = csni_rndv_pull(op, pid, raddr, token, false);
-                csni_conn_rx_unlock(c);
-                if (!pulled) {
-                    csni_lock(&owner->lock);
-                    csni_rndv_send_cts(op, token);
-                    csni_unlock(&owner->lock);
-                }
-                atomic_fetch_sub(&owner->pulling, 1);
-                any = true;
+        struct csni_unex *u;
+        while ((u = rndv_take_pull(p, t)) != NULL) {
+            struct csni_op *op = u->rxop;
+            csn_transport *owner = op->t;
+            pid_t pid = u->pid;
+            uint64_t raddr = u->raddr, token = u->token;
+            /* Under the reader lock of the connection the RTS came on (taken with the entry),
+             * as the pulls its reader makes for receives posted before their RTS: pulls of one
+             * sender's messages (all on its one sending connection) never run at once, even
+             * into one buffer a program gave several receives (as osu_bw does). */
+            struct csni_conn *c = u->conn;
+            csni_unex_free(&p->store, u);
+            bool pulled = csni_rndv_pull(op, pid, raddr, token, false);
+            csni_conn_rx_unlock(c);
+            if (!pulled) {
+                csni_lock(&owner->lock);
+                csni_rndv_send_cts(op, token);
+                csni_unlock(&owner->lock);
             }
-            atomic_store(&p->pull_runner, false);
+            atomic_fetch_sub(&owner->pulling, 1);
+            any = true;
         }
         /* A closing transport waits until none of its pulls is listed or under way (another
          * thread's pull into its buffer: one copy at most). */

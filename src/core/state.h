@@ -96,7 +96,6 @@ struct csni_proc {
     csni_lock_t pulls_lock;
     struct csni_uxlist pulls;
     _Atomic unsigned npulls;
-    _Atomic bool pull_runner; /* a thread is running the listed pulls (one at a time) */
 };
 
 /* The process's state (state.c), built at the first call (proc.c: csni_proc_get). */
