@@ -139,6 +139,14 @@ if(TARGET csnrun)
            COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_pingpong_window> 262144)
   set_tests_properties(pingpong_window_pulled PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
                        ENVIRONMENT "${CSN_TEST_ENV};CSN_SHM_EAGER=32K;CSN_SHM_PULL=1")
+  # Over sockets: many frames per read, reads that end short (a reader that polls its one
+  # socket itself ends its pass there, poll.c), both ways at once.
+  foreach(tr unix tcp)
+    add_test(NAME pingpong_window_${tr}
+             COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_pingpong_window> 262144)
+    set_tests_properties(pingpong_window_${tr} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "${CSN_TEST_ENV};CSN_TRANSPORT=${tr}")
+  endforeach()
   add_test(NAME pingpong_window_oversubscribed
            COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_pingpong_window> 262144)
   set_tests_properties(pingpong_window_oversubscribed PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
