@@ -131,24 +131,21 @@ if(TARGET csnrun)
   add_test(NAME pingpong_window COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_pingpong_window>)
   set_tests_properties(pingpong_window PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
                        ENVIRONMENT "${CSN_TEST_ENV}")
+  # The same with 256 KiB windows, in the environment given (NAME: the test's suffix).
+  function(pp_window_test name)
+    add_test(NAME pingpong_window_${name}
+             COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_pingpong_window> 262144)
+    set_tests_properties(pingpong_window_${name} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "${CSN_TEST_ENV};${ARGN}")
+  endfunction()
   # Rendezvous messages pulled by the receiver: receives posted after their RTS are pulled
   # later by whoever polls, those posted before by the reader at once; they must still
   # complete in the order they were posted. Pulled from 64 KiB on, and on a host taken as
   # oversubscribed (every rendezvous pulled, the progress thread polling too).
-  add_test(NAME pingpong_window_pulled
-           COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_pingpong_window> 262144)
-  set_tests_properties(pingpong_window_pulled PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
-                       ENVIRONMENT "${CSN_TEST_ENV};CSN_SHM_EAGER=32K;CSN_SHM_PULL=1")
+  pp_window_test(pulled CSN_SHM_EAGER=32K CSN_SHM_PULL=1)
+  pp_window_test(oversubscribed CSN_CPU_SHARE=65536)
   # Over sockets: many frames per read, reads that end short (a reader that polls its one
   # socket itself ends its pass there, poll.c), both ways at once.
-  foreach(tr unix tcp)
-    add_test(NAME pingpong_window_${tr}
-             COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_pingpong_window> 262144)
-    set_tests_properties(pingpong_window_${tr} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
-                         ENVIRONMENT "${CSN_TEST_ENV};CSN_TRANSPORT=${tr}")
-  endforeach()
-  add_test(NAME pingpong_window_oversubscribed
-           COMMAND $<TARGET_FILE:csnrun> -np 2 $<TARGET_FILE:test_pingpong_window> 262144)
-  set_tests_properties(pingpong_window_oversubscribed PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
-                       ENVIRONMENT "${CSN_TEST_ENV};CSN_CPU_SHARE=65536")
+  pp_window_test(unix CSN_TRANSPORT=unix)
+  pp_window_test(tcp CSN_TRANSPORT=tcp)
 endif()

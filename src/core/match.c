@@ -382,24 +382,39 @@ static void match_no_transport(struct csni_conn *c, const struct csni_frame *f,
     (void)csni_peer_send_frame(c->pp, &g); /* lost: its transmit fails with it anyway */
 }
 
-/* Lists the pull of the RTS f, pulled from raddr, into op behind the deferred pulls. Returns
- * false, t->lock still held, when there is no memory for the entry (the caller pulls now);
- * true with t->lock released. */
-static bool match_defer_pull(struct csni_conn *c, csn_transport *t, struct csni_op *op,
-                             const struct csni_frame *f, uint64_t raddr)
+/* An unexpected-store entry for the message f from c's peer: who sent it and how long; for an
+ * RTS also its token and, when the sender offered its buffer over shared memory, where to
+ * pull it from. NULL when out of memory. */
+static struct csni_unex *match_ux_new(struct csni_conn *c, const struct csni_frame *f)
 {
     struct csni_unex *u = csni_unex_alloc(&c->p->store);
     if (!u)
-        return false;
-    u->kind = CSNI_UX_RTS;
-    u->src = op->peer;
+        return NULL;
+    u->src = csni_netid_make(c->pp->proc, csni_frame_src_tport(f));
     u->len = f->len;
     u->pp = c->pp;
-    u->token = csni_frame_sender_token(f);
-    u->raddr = raddr;
-    u->pid = csni_shm_peer_pid(c->shm);
-    u->conn = c;
-    u->complete = true;
+    if (f->type == CSNI_F_RTS) {
+        u->kind = CSNI_UX_RTS;
+        u->token = csni_frame_sender_token(f);
+        if (csni_frame_pull_addr(f) && c->shm) {
+            u->raddr = csni_frame_pull_addr(f);
+            u->pid = csni_shm_peer_pid(c->shm);
+            u->conn = c;
+        }
+        u->complete = true;
+    }
+    return u;
+}
+
+/* Lists the pull of the RTS f into op behind the deferred pulls. Returns false, t->lock still
+ * held, when there is no memory for the entry (the caller pulls now); true with t->lock
+ * released. */
+static bool match_defer_pull(struct csni_conn *c, csn_transport *t, struct csni_op *op,
+                             const struct csni_frame *f)
+{
+    struct csni_unex *u = match_ux_new(c, f);
+    if (!u)
+        return false;
     csni_unlock(&t->lock);
     csni_rndv_defer_pull(c->p, u, op);
     return true;
@@ -435,7 +450,7 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
          * whoever polls): this one goes behind them, so that receives complete in the order
          * they were posted (pulled here at once, it would complete first). */
         if ((atomic_load(&p->npulls) > 0 || atomic_load(&t->pulling) > 0) &&
-            match_defer_pull(c, t, op, f, pull))
+            match_defer_pull(c, t, op, f))
             return;
         /* Pulled under the reader lock, as the seed receives "the remaining packets directly
          * to the user's buffer" before unlocking the device. */
@@ -453,12 +468,9 @@ static void match_to_store(struct csni_conn *c, csn_transport *t, const struct c
                            const uint8_t *staged, struct csni_place *pl)
 {
     struct csni_proc *p = c->p;
-    struct csni_unex *u = csni_unex_alloc(&p->store);
+    struct csni_unex *u = match_ux_new(c, f);
     if (!u)
         goto nomem;
-    u->src = csni_netid_make(c->pp->proc, csni_frame_src_tport(f));
-    u->len = f->len;
-    u->pp = c->pp;
     if (f->type == CSNI_F_EAGER) {
         u->kind = CSNI_UX_EAGER;
         if (!(u->data = csni_pool_get(&p->store, f->len))) {
@@ -472,15 +484,6 @@ static void match_to_store(struct csni_conn *c, csn_transport *t, const struct c
             match_copy(u->data, staged, f->len);
         *pl = (struct csni_place){
             .dst = staged ? NULL : u->data, .want = staged ? 0 : f->len, .ux = u, .t = t};
-    } else {
-        u->kind = CSNI_UX_RTS;
-        u->token = csni_frame_sender_token(f);
-        if (csni_frame_pull_addr(f) && c->shm) {
-            u->raddr = csni_frame_pull_addr(f);
-            u->pid = csni_shm_peer_pid(c->shm);
-            u->conn = c;
-        }
-        u->complete = true;
     }
     csni_ux_push(&t->ux, u);
     csni_unlock(&t->lock);

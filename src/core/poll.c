@@ -341,14 +341,21 @@ int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own)
     return 0;
 }
 
-/* Serves every live socket-only connection (no ring, no fabric) as a reader that will be back
- * at its next turn: a short read ends its pass (conn.c). */
-static void poll_sockets(struct csni_proc *p)
+/* Serves the connections read directly at every poll: a fabric's (fabric: true), else every
+ * live socket-only one (no ring), as a reader that will be back at its next turn: a short read
+ * ends its pass (conn.c). */
+static void poll_direct_conns(struct csni_proc *p, bool fabric)
 {
-    csni_conn_short_ends = true;
+    csni_conn_short_ends = !fabric;
     for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
-        if (atomic_load_explicit(&c->ring, memory_order_acquire) ||
-            atomic_load_explicit(&c->dead, memory_order_relaxed))
+        if (atomic_load_explicit(&c->dead, memory_order_relaxed))
+            continue;
+        if (fabric) {
+            if (atomic_load_explicit(&c->ofi, memory_order_acquire))
+                csni_poll_serve(p, c, false);
+            continue;
+        }
+        if (atomic_load_explicit(&c->ring, memory_order_acquire))
             continue;
         csni_poll_serve(p, c, false);
         if (atomic_load_explicit(&c->tx_pending, memory_order_relaxed))
@@ -357,13 +364,10 @@ static void poll_sockets(struct csni_proc *p)
     csni_conn_short_ends = false;
 }
 
-/* Sockets read directly by every poll when at most this many (see csni_poll), and the epoll
- * set looked at once in this many polls then. */
+/* Sockets read directly by every poll when at most this many (see csni_poll); with them, or
+ * over a fabric, the epoll set is looked at once in POLL_DIRECT_EPOLL polls. */
 #define POLL_SOCK_DIRECT 2u
-#define POLL_SOCK_EPOLL 16u
-
-/* Over a fabric: one poll in this many looks at the epoll set (see csni_poll). */
-#define POLL_OFI_EPOLL 16u
+#define POLL_DIRECT_EPOLL 16u
 
 void csni_poll(struct csni_proc *p)
 {
@@ -386,39 +390,28 @@ void csni_poll(struct csni_proc *p)
                 atomic_load_explicit(&p->conns.nlive, memory_order_relaxed))
             return;
     }
-    /* A fabric's completion queues are read on every poll: most providers progress only
-     * then (FI_PROGRESS_MANUAL), so their descriptor would not become readable by itself.
-     * The pairs' data then moves through the fabric (or rings): the sockets carry a HELLO,
-     * the endpoints' addresses and a peer's end, so the epoll set is looked at every
-     * POLL_OFI_EPOLL-th poll only. A turn over the fabric costs a provider pass (1-2 us), so
-     * that is still within tens of microseconds; a system call on every turn made every turn
-     * longer (with the link's own savings, ofi.c: small-message stream 1.4-2.0x, 8 B half
-     * round trip about 1.1x; BENCHMARKS.md, issue 20). A process reached over plain TCP by a
-     * peer without ofi keeps working, its frames seen at those looks. */
-    if (csni_ofi_on()) {
-        for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
-            if (atomic_load_explicit(&c->ofi, memory_order_acquire) &&
-                !atomic_load_explicit(&c->dead, memory_order_relaxed))
-                csni_poll_serve(p, c, false);
-        static _Thread_local unsigned poll_ofi_count __attribute__((tls_model("initial-exec")));
-        if (++poll_ofi_count % POLL_OFI_EPOLL != 0)
+    /* Connections read directly at every poll, the epoll set (new connections, kicks, room to
+     * write, deaths) looked at once in POLL_DIRECT_EPOLL polls only:
+     * - A fabric's completion queues: most providers progress only when read
+     *   (FI_PROGRESS_MANUAL), so their descriptor would not become readable by itself. The
+     *   sockets then carry a HELLO, the endpoints' addresses and a peer's end. A turn over the
+     *   fabric costs a provider pass (1-2 us), so a look at the set is still within tens of
+     *   microseconds; a system call on every turn made every turn longer (with the link's own
+     *   savings, ofi.c: small-message stream 1.4-2.0x, 8 B half round trip about 1.1x;
+     *   BENCHMARKS.md, issue 20). A process reached over plain TCP by a peer without ofi keeps
+     *   working, its frames seen at those looks.
+     * - One or two sockets and no fabric: a read that finds nothing costs what epoll_wait
+     *   does (about 0.4 us here), and one that finds data saves epoll_wait's turn before it
+     *   (loopback TCP 8 B half round trip 1.23x, BENCHMARKS.md, issue 21). With more sockets a
+     *   turn of reads would cost more than one epoll_wait. */
+    bool fabric = csni_ofi_on();
+    unsigned live = atomic_load_explicit(&p->conns.nlive, memory_order_relaxed);
+    unsigned shm = atomic_load_explicit(&p->conns.nshm, memory_order_relaxed);
+    if (fabric || (live > shm && live - shm <= POLL_SOCK_DIRECT)) {
+        poll_direct_conns(p, fabric);
+        static _Thread_local unsigned poll_direct_count __attribute__((tls_model("initial-exec")));
+        if (++poll_direct_count % POLL_DIRECT_EPOLL != 0)
             return;
-    }
-    /* One or two sockets and no fabric: each is read directly at every poll (a read that
-     * finds nothing costs what epoll_wait does, about 0.4 us here, and one that finds data
-     * saves epoll_wait's turn before it), the epoll set looked at once in POLL_SOCK_EPOLL
-     * polls (new connections, kicks, room to write). With more sockets a turn of reads would
-     * cost more than one epoll_wait. */
-    if (!csni_ofi_on()) {
-        unsigned live = atomic_load_explicit(&p->conns.nlive, memory_order_relaxed);
-        unsigned shm = atomic_load_explicit(&p->conns.nshm, memory_order_relaxed);
-        if (live > shm && live - shm <= POLL_SOCK_DIRECT) {
-            poll_sockets(p);
-            static _Thread_local unsigned poll_sock_count
-                __attribute__((tls_model("initial-exec")));
-            if (++poll_sock_count % POLL_SOCK_EPOLL != 0)
-                return;
-        }
     }
     int n = epoll_wait(p->epfd, ev, 16, 0);
     for (int i = 0; i < n; i++)
