@@ -34,8 +34,9 @@ add_test(NAME ofi_tcp_mp_learn COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_F
 add_test(NAME ofi_tcp_bogus COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_bogus>)
 add_test(NAME ofi_tcp_harden_args COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_harden> args)
 add_test(NAME ofi_tcp_mp_closerndv COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> closerndv)
+add_test(NAME ofi_tcp_mp_crossing COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> crossing)
 set_tests_properties(ofi_tcp_mp_exchange2 ofi_tcp_mp_overlap ofi_tcp_mp_peerlost ofi_tcp_mp_barrier
-  ofi_tcp_mp_learn ofi_tcp_bogus ofi_tcp_harden_args ofi_tcp_mp_closerndv
+  ofi_tcp_mp_learn ofi_tcp_bogus ofi_tcp_harden_args ofi_tcp_mp_closerndv ofi_tcp_mp_crossing
   PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77 ENVIRONMENT "${OFI_ENV};FI_PROVIDER=tcp")
 # Rendezvous payloads moved by the provider's own protocol (CSN_OFI_RNDV, off by default):
 # every size class, a receive taken while its process computes, a close with a transfer under

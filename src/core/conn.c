@@ -211,6 +211,7 @@ void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, int proc, struct 
 /* ---- writing ---- */
 static void conn_set_out(struct csni_conn *c, bool on)
 {
+    on = on && !c->paused; /* nothing to write before the move's OK */
     struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0u), .data.ptr = c};
     atomic_store_explicit(&c->tx_pending, on, memory_order_relaxed);
     if (c->epollout == on || c->shm) /* a ring has no EPOLLOUT: its reader rings instead */
@@ -253,7 +254,8 @@ static size_t conn_chunk_max(const struct csni_conn *c)
 
 static bool conn_is_control(const struct csni_sendreq *sr)
 {
-    return !sr->op && sr->paylen == 0;
+    return !sr->op && sr->paylen == 0 &&
+           csni_frame_hdr_type(sr->hdr) != CSNI_F_MOVE; /* a MOVE keeps its place */
 }
 
 /* A chunk of sr (at the head) is out and more remain: head the next one, and let the control
@@ -303,7 +305,7 @@ static ssize_t conn_read(struct csni_conn *c, void *buf, size_t n)
  * byte written is accounted before returning. Returns -1 on a link error. */
 static int conn_flush_locked(struct csni_conn *c, struct csni_op **done, int *ndone)
 {
-    while (c->sq_head && *ndone <= CONN_DONE - CONN_BATCH) {
+    while (c->sq_head && !c->paused && *ndone <= CONN_DONE - CONN_BATCH) {
         struct iovec iov[2 * CONN_BATCH];
         int n = 0, k = 0;
         for (struct csni_sendreq *sr = c->sq_head; sr && k < CONN_BATCH; sr = sr->next, k++) {
@@ -395,13 +397,19 @@ static void conn_enqueue(struct csni_conn *c, struct csni_sendreq *sr)
     }
 }
 
-void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
+static void conn_send(struct csni_conn *c, struct csni_sendreq *sr, bool follow)
 {
     struct csni_op *done[CONN_DONE];
     int ndone = 0, err = 0;
 
     atomic_store_explicit(&sr->queued, true, memory_order_relaxed);
     csni_lock(&c->tx_lock);
+    while (follow && c->moved) { /* the pair sends on another connection now */
+        struct csni_conn *next = c->moved;
+        csni_unlock(&c->tx_lock);
+        c = next;
+        csni_lock(&c->tx_lock);
+    }
     if (c->dead) {
         csni_unlock(&c->tx_lock);
         struct csni_op *op = conn_release(sr);
@@ -421,12 +429,74 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
         csni_conn_fail(c, NULL);
 }
 
+void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
+{
+    conn_send(c, sr, true);
+}
+
+void csni_conn_send_here(struct csni_conn *c, struct csni_sendreq *sr)
+{
+    conn_send(c, sr, false);
+}
+
 bool csni_conn_send_now(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len)
 {
     csni_lock(&c->tx_lock);
-    bool ok = !c->dead && !c->sq_head && c->shm && csni_shm_write_frame(c->shm, hdr, payload, len);
+    bool ok = !c->dead && !c->moved && !c->paused && !c->sq_head && c->shm &&
+              csni_shm_write_frame(c->shm, hdr, payload, len);
     csni_unlock(&c->tx_lock);
     return ok;
+}
+
+/* Lets a paused connection's queue out: the pollers write it (tx_pending, EPOLLOUT). */
+static void conn_resume(struct csni_conn *c)
+{
+    csni_lock(&c->tx_lock);
+    c->paused = false;
+    if (!c->dead)
+        conn_set_out(c, c->sq_head != NULL);
+    csni_unlock(&c->tx_lock);
+    csni_kick_epoll(c->p);
+}
+
+void csni_conn_moved_ok(struct csni_conn *c)
+{
+    csni_lock(&c->tx_lock);
+    struct csni_conn *next = c->moved;
+    csni_unlock(&c->tx_lock);
+    if (!next)
+        return; /* an OK for a move never made: nothing waits */
+    conn_resume(next);
+    csni_conn_flush(next, false);
+}
+
+void csni_conn_move(struct csni_conn *c, struct csni_sendreq *sr, struct csni_conn *next)
+{
+    struct csni_op *done[CONN_DONE];
+    int ndone = 0, err = 0;
+    CSNI_ASSERT(!sr->op && csni_frame_hdr_type(sr->hdr) == CSNI_F_MOVE);
+    csni_lock(&next->tx_lock);
+    next->paused = true; /* before anything can be forwarded to it */
+    csni_unlock(&next->tx_lock);
+    atomic_store_explicit(&sr->queued, true, memory_order_relaxed);
+    csni_lock(&c->tx_lock);
+    c->moved = next;
+    if (c->dead) {
+        csni_unlock(&c->tx_lock);
+        (void)conn_release(sr);
+        conn_resume(next); /* no OK can come: the peer reads nothing more from c */
+        return;
+    }
+    bool idle = c->sq_head == NULL;
+    conn_enqueue(c, sr); /* not a control frame: at the tail */
+    if (idle)
+        err = conn_flush_locked(c, done, &ndone);
+    if (!err)
+        conn_set_out(c, c->sq_head != NULL);
+    csni_unlock(&c->tx_lock);
+    conn_finish(done, ndone, CSN_OK);
+    if (err)
+        csni_conn_fail(c, NULL);
 }
 
 void csni_conn_flush(struct csni_conn *c, bool block_lock)
@@ -502,9 +572,12 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     csni_lock(&c->tx_lock);
     bool was = c->dead;
     c->dead = true;
+    struct csni_conn *moved = c->moved;
     csni_unlock(&c->tx_lock);
     if (was)
         return;
+    if (moved) /* the move's OK, if still to come, will not: what waits there goes out */
+        conn_resume(moved);
     if (why)
         conn_log(p, c, why);
     if (!c->pp)

@@ -85,6 +85,11 @@ struct csni_conn {
     const struct csni_net_ops *net;
     size_t notsent;
     struct csni_sendreq *sq_head, *sq_tail;
+    /* A move (core/peer.c): moved, on the connection left, is where what is sent here from
+     * then on goes; paused, on that one, holds its queue unwritten until the peer's OK.
+     * Under tx_lock. */
+    struct csni_conn *moved;
+    bool paused;
     struct csni_conn *next; /* the process's connection list (insert-only, immutable links) */
 };
 
@@ -183,6 +188,16 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr);
 /* Shared memory only: writes one frame at once if nothing is queued and the ring has room (the
  * caller keeps its buffers); false: nothing written, send it the queued way. Never blocks. */
 bool csni_conn_send_now(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len);
+/* The pair's sends move from c to next (core/peer.c): sr, the MOVE LAST frame, is queued on c
+ * behind everything already there; every later csni_conn_send to c goes to next, where it
+ * waits unwritten until csni_conn_moved_ok (or c's death), and csni_conn_send_now to either
+ * refuses. Never blocks. */
+void csni_conn_move(struct csni_conn *c, struct csni_sendreq *sr, struct csni_conn *next);
+/* The peer's OK to the move from c came (reader of c): the queue of the connection moved to is
+ * written. Never blocks. */
+void csni_conn_moved_ok(struct csni_conn *c);
+/* csni_conn_send on c itself, also after a move from c (the OK answering the peer's LAST). */
+void csni_conn_send_here(struct csni_conn *c, struct csni_sendreq *sr);
 /* Writes what is queued until the link is full. block_lock: wait for the writer lock, else
  * return if another thread writes. Never blocks otherwise. */
 void csni_conn_flush(struct csni_conn *c, bool block_lock);

@@ -83,6 +83,14 @@ void csni_debug_open(const struct csni_proc *p)
                    (unsigned long long)(t->nap_ns / 1000000));
 }
 
+void csni_debug_move(const struct csni_proc *p, int proc)
+{
+    if (atomic_load_explicit(&csni_debug_level, memory_order_relaxed) >= 2)
+        debug_line(p,
+                   "peer rank %d: both connected at once; sending on the connection rank %d made",
+                   proc, proc < p->me ? proc : p->me);
+}
+
 void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
 {
     int level = atomic_load_explicit(&csni_debug_level, memory_order_relaxed);

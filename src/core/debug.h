@@ -18,6 +18,9 @@ void csni_debug_open(const struct csni_proc *p);
 /* Levels 2 and 3: a message of len bytes is being sent to the transport `to`. */
 void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len);
 
+/* Level 2: this process moved its frames for proc to the connection the lower id made. */
+void csni_debug_move(const struct csni_proc *p, int proc);
+
 static inline void csni_debug_on_tx(struct csni_proc *p, csn_netid to, size_t len)
 {
     if (atomic_load_explicit(&csni_debug_level, memory_order_relaxed) >= 2)

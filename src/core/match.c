@@ -104,7 +104,7 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
     struct csni_peer *pp = csni_peer_ready(&p->peers, rank);
     if (!pp)
         return false;
-    struct csni_conn *c = pp->conn; /* final once ready */
+    struct csni_conn *c = pp->conn; /* set once ready (an old one after a move refuses) */
     int64_t cost = csni_credit_cost(len);
     if (!c || !c->shm || len > pp->eager_max ||
         csni_rtid_state(pp, csni_netid_tid(to)) != CSNI_RTID_OPEN || !csni_credit_take(pp, cost))
@@ -125,7 +125,8 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
     struct csni_proc *p = csni_p;
     uint32_t dst = csni_netid_tid(op->peer);
     bool lanes = p->tun.conn_per_transport;
-    /* pp->conn is final once the peer is ready (NULL: never reached, lost). */
+    /* pp->conn is set once the peer is ready (NULL: never reached, lost); a move may change it,
+     * and a frame given to the old one then goes to the new one (csni_conn_send). */
     struct csni_conn *c = lanes ? NULL : pp->conn;
     if (c && op->len <= pp->eager_max && csni_credit_take(pp, csni_credit_cost(op->len))) {
         /* Eager. A dead connection completes the op with CSN_PEER_LOST when queued. */
@@ -587,6 +588,9 @@ void csni_proto_frame(struct csni_conn *c, const struct csni_frame *f, const uin
         break;
     case CSNI_F_TIDS:
         match_on_tids(c, f);
+        break;
+    case CSNI_F_MOVE:
+        csni_peer_on_move(c, f);
         break;
     default:
         csni_conn_fail(c, "unexpected frame type");

@@ -16,8 +16,10 @@ struct csni_conn;
 struct csni_peer {
     int proc;
     csni_lock_t lock; /* protects conn choice and the lists below */
-    /* The connection this process sends on: set once under the lock, read without it once
-     * ready is seen true (atomic: a HELLO may set it while a sender looks). */
+    /* The connection this process sends on: set under the lock, read without it once ready
+     * is seen true (atomic: a HELLO may set it while a sender looks). Set once, or twice
+     * when both ends connected at once (peer_move): frames a sender still gives the old
+     * one then go to the new one (csni_conn_move). */
     struct csni_conn *_Atomic conn;
     bool lost;
     int nconns;                   /* live connections; it is lost when the last one ends */
@@ -75,6 +77,9 @@ void csni_peer_accept(struct csni_proc *p, struct csni_conn *c);
  * pp's connection. False when pp is lost or memory is short (nothing sent). Never blocks; may
  * be called under a transport lock. */
 bool csni_peer_send_frame(struct csni_peer *pp, const struct csni_frame *f);
+/* A CSNI_F_MOVE frame read on c (c's reader lock held): a LAST is answered with an OK on c;
+ * an OK lets our frames out on the connection we moved to from c. */
+void csni_peer_on_move(struct csni_conn *c, const struct csni_frame *f);
 /* One of pp's connections ended: true when it was its last. */
 bool csni_peer_conn_ended(struct csni_peer *pp);
 /* Whether pp has a live connection. */

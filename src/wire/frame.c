@@ -136,6 +136,12 @@ int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, str
             return -1;
         }
         break;
+    case CSNI_F_MOVE:
+        if (f->aux > CSNI_MOVE_OK || f->len != 0) {
+            *why = "bad move";
+            return -1;
+        }
+        break;
     }
     *why = NULL;
     return 0;

@@ -40,6 +40,7 @@ enum csni_frame_type {
     CSNI_F_DATA,      /* the payload of a message announced by RTS, answering a CTS */
     CSNI_F_CREDIT,    /* the receiver returns eager credit */
     CSNI_F_TIDS,      /* about the sender's transport ids (no payload): kind in aux, below */
+    CSNI_F_MOVE,      /* the sender moves to another connection of the pair (no payload) */
     CSNI_F_TYPE_MAX
 };
 /* CSNI_CTS_SPLIT (shared memory, large messages: both sides copy at once). In a CTS: the
@@ -69,6 +70,11 @@ enum {
  * closed). A process sends no message to a transport of a peer until it knows the id was
  * handed out and has not closed: nothing is lost silently to a transport that does not exist. */
 enum { CSNI_TIDS_QUERY = 0, CSNI_TIDS_COUNT = 1, CSNI_TIDS_GONE = 2 };
+
+/* CSNI_F_MOVE kinds (core/peer.c): LAST, the sender's last frame on the connection it leaves
+ * (for the pair's other one); OK, the answer, on the same connection: LAST and all before it
+ * were read, the sender may write on the other one. */
+enum { CSNI_MOVE_LAST = 0, CSNI_MOVE_OK = 1 };
 
 /* Where a split rendezvous of len bytes divides: half, on a page boundary. */
 static inline uint64_t csni_split_at(uint64_t len)
@@ -156,6 +162,11 @@ static inline struct csni_frame csni_frame_tids(uint32_t kind, uint32_t value, u
     return (struct csni_frame){.type = CSNI_F_TIDS, .aux = kind, .len = value, .cookie = gen};
 }
 
+static inline struct csni_frame csni_frame_move(uint32_t kind)
+{
+    return (struct csni_frame){.type = CSNI_F_MOVE, .aux = kind};
+}
+
 /* EAGER, RTS: the destination and source transports. */
 static inline uint32_t csni_frame_dst_tport(const struct csni_frame *f)
 {
@@ -167,6 +178,11 @@ static inline uint32_t csni_frame_src_tport(const struct csni_frame *f)
 }
 /* CTS, DATA: CSNI_CTS_OK, _GONE, _PULLED (CTS) or _SPLIT. */
 static inline uint32_t csni_frame_kind(const struct csni_frame *f)
+{
+    return f->aux;
+}
+/* MOVE: CSNI_MOVE_LAST or _OK. */
+static inline uint32_t csni_frame_move_kind(const struct csni_frame *f)
 {
     return f->aux;
 }

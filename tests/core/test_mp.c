@@ -1,7 +1,11 @@
 /* test_mp.c: multi-process semantics under csnrun: exchange, FIFO, any/one source, overrun,
  * overlap (either side computing), back-pressure, peer loss, barrier, replies that need no
- * question about the peer's transports, a close with a rendezvous under way. */
+ * question about the peer's transports, a close with a rendezvous under way, both ends
+ * connecting at once. */
+#include <dirent.h>
 #include <fcntl.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -10,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "csn.h"
@@ -545,11 +550,97 @@ static void mode_learn(void)
     printf("learn: ok\n");
 }
 
+/* This process's TCP sockets that carried at least min data segments out: how many, and how
+ * many of those carried as many in. */
+static void crossing_tcp_sockets(unsigned min, int *out, int *both)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    *out = *both = 0;
+    CHECK(d != NULL);
+    while ((e = readdir(d)) != NULL) {
+        int fd = atoi(e->d_name), proto = 0;
+        struct tcp_info ti;
+        socklen_t len = sizeof proto;
+        if (e->d_name[0] == '.' || fd == dirfd(d) ||
+            getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) != 0 || proto != IPPROTO_TCP)
+            continue;
+        memset(&ti, 0, sizeof ti);
+        len = sizeof ti;
+        if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || ti.tcpi_data_segs_out < min)
+            continue;
+        (*out)++;
+        if (ti.tcpi_data_segs_in >= min)
+            (*both)++;
+    }
+    closedir(d);
+}
+
+/* Both ranks send to each other at once, first thing (each may connect to the other at the
+ * same moment: the pair settles on one connection, core/peer.c): a burst of eager and
+ * rendezvous messages each way, received in order, then a ping-pong. Over TCP, the ping-pong's
+ * messages both ways went on one connection (the acknowledgements ride on the replies). */
+static void mode_crossing(void)
+{
+    static const size_t sizes[] = {8, 1000, 100000, 0, 3u << 20, 40, 65536, 65537};
+    enum { M = 48, PINGS = 3000 };
+    enum { NS = sizeof sizes / sizeof sizes[0] };
+    CHECK(size == 2);
+    int peer = 1 - rank;
+    uint8_t *out[M], *in = malloc(3u << 20);
+    for (int i = 0; i < M; i++) {
+        size_t n = sizes[i % NS];
+        out[i] = malloc(n + 1);
+        fill(out[i], n, rank, peer, (size_t)i);
+        CHECK_OK(csn_tx_nb(T, ids[peer], out[i], n));
+    }
+    for (int i = 0; i < M; i++) {
+        size_t got = 0;
+        csn_netid from = ids[peer];
+        CHECK_OK(csn_rx(T, &from, in, 3u << 20, &got));
+        CHECK(got == sizes[i % NS]);
+        verify(in, got, peer, rank, (size_t)i);
+    }
+    for (int i = 0; i < M; i++) {
+        csn_netid id;
+        void *buf;
+        csn_status st;
+        CHECK(csn_test(T, CSN_TX, CSN_FOREVER, &id, &buf, &st) == CSN_TX_READY);
+        CHECK_OK(st);
+    }
+    for (int i = 0; i < M; i++)
+        free(out[i]);
+    for (uint32_t i = 0; i < PINGS; i++) {
+        uint32_t v = i, w = 0;
+        size_t got;
+        csn_netid from = ids[peer];
+        if (rank == 0)
+            CHECK_OK(csn_tx(T, ids[peer], &v, sizeof v));
+        CHECK_OK(csn_rx(T, &from, &w, sizeof w, &got));
+        CHECK(got == sizeof w && w == i);
+        if (rank == 1)
+            CHECK_OK(csn_tx(T, ids[peer], &v, sizeof v));
+    }
+    const char *tr = getenv("CSN_TRANSPORT");
+    if (tr && strcmp(tr, "tcp") == 0) {
+        int nout, nboth;
+        crossing_tcp_sockets(PINGS / 2, &nout, &nboth);
+        if (nout != 1 || nboth != 1) {
+            fprintf(stderr, "rank %d: %d TCP sockets carried the ping-pong out, %d both ways\n",
+                    rank, nout, nboth);
+            abort();
+        }
+    }
+    free(in);
+    CHECK_OK(csn_job_barrier(T));
+    printf("crossing: ok\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: test_mp exchange|overlap|rxoverlap|backpressure|peerlost|barrier|"
-                        "shmfull|forever|learn|closerndv\n");
+                        "shmfull|forever|learn|closerndv|crossing\n");
         return 2;
     }
     setup();
@@ -573,6 +664,8 @@ int main(int argc, char **argv)
         mode_learn();
     else if (strcmp(argv[1], "closerndv") == 0)
         mode_closerndv();
+    else if (strcmp(argv[1], "crossing") == 0)
+        mode_crossing();
     else
         return 2;
     CHECK_OK(csn_close(&T));

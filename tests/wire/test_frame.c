@@ -88,6 +88,12 @@ int main(void)
     refused((struct csni_frame){.type = CSNI_F_RTS, .dst = 1, .src = 1, .len = (1ull << 48) + 1},
             -1, 0);
     refused((struct csni_frame){.type = CSNI_F_CTS, .aux = 9}, -1, 0);
+    roundtrip(csni_frame_move(CSNI_MOVE_LAST));
+    roundtrip(csni_frame_move(CSNI_MOVE_OK));
+    CHECK(csni_frame_move_kind(&(struct csni_frame){.type = CSNI_F_MOVE, .aux = 1}) ==
+          CSNI_MOVE_OK);
+    refused((struct csni_frame){.type = CSNI_F_MOVE, .aux = CSNI_MOVE_OK + 1}, -1, 0);
+    refused((struct csni_frame){.type = CSNI_F_MOVE, .len = 1}, -1, 0);
     refused((struct csni_frame){.type = CSNI_F_DATA, .aux = CSNI_CTS_PULLED}, -1, 0);
     refused((struct csni_frame){.type = CSNI_F_DATA, .aux = CSNI_CTS_GONE, .len = 1}, -1, 0);
     refused((struct csni_frame){.type = CSNI_F_HELLO, .aux = 2, .len = CSNI_KEY_BYTES}, -1, 0);
@@ -105,7 +111,7 @@ int main(void)
         if (i & 1) { /* keep the magic often, so the deeper checks are reached */
             b[0] = 0xA1;
             b[1] = 0xC5;
-            b[2] = (uint8_t)(b[2] % 8);
+            b[2] = (uint8_t)(b[2] % (CSNI_F_TYPE_MAX + 1));
             b[3] = 0;
         }
         if (csni_frame_decode(b, 65536, &g, &why) == 0) {
