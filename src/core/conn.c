@@ -295,8 +295,11 @@ _Thread_local bool csni_conn_short_ends __attribute__((tls_model("initial-exec")
 static ssize_t conn_read(struct csni_conn *c, void *buf, size_t n)
 {
     ssize_t r = c->link->read(c, buf, n);
-    if (r > 0)
+    if (r > 0) {
         csni_moved++;
+        if ((size_t)r >= CSNI_NET_BULK_READ && c->net && c->net->bulk_read)
+            c->net->bulk_read(c->fd);
+    }
     return r;
 }
 

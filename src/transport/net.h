@@ -32,7 +32,16 @@ struct csni_net_ops {
      * set it); no status: a failure leaves the old limit, harmlessly. NULL: a kind without
      * such a limit (unix). */
     size_t (*refit)(int fd, size_t notsent, uint64_t hold_us);
+    /* The reader of a connected data socket took a large read (CSNI_NET_BULK_READ bytes or
+     * more) from it (owner: that connection's reader): asks the kernel to acknowledge what
+     * came at once. Does not block; no status (a failure changes only the timing). NULL: a
+     * kind without acknowledgements (unix). */
+    void (*bulk_read)(int fd);
 };
+
+/* A read at least this long is bulk data (a rendezvous payload, or a batch of many small
+ * frames): below it, a read is a message on the latency path, and gets no extra system call. */
+#define CSNI_NET_BULK_READ ((size_t)16 << 10)
 
 extern const struct csni_net_ops csni_net_unix;
 extern const struct csni_net_ops csni_net_tcp;
