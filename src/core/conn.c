@@ -400,7 +400,22 @@ static void conn_enqueue(struct csni_conn *c, struct csni_sendreq *sr)
     }
 }
 
-static void conn_send(struct csni_conn *c, struct csni_sendreq *sr, bool follow)
+/* Lets a paused connection's queue out: the pollers write it (tx_pending, EPOLLOUT). */
+static void conn_resume(struct csni_conn *c)
+{
+    csni_lock(&c->tx_lock);
+    c->paused = false;
+    if (!c->dead)
+        conn_set_out(c, c->sq_head != NULL);
+    csni_unlock(&c->tx_lock);
+    csni_kick_epoll(c->p);
+}
+
+/* Queues sr on c, or on the connection c moved to (follow), and writes it if the queue was
+ * empty. move_to: sr is c's MOVE LAST, and what comes for c from then on goes there (set
+ * under the writer lock that orders sr behind what c already holds). */
+static void conn_send(struct csni_conn *c, struct csni_sendreq *sr, bool follow,
+                      struct csni_conn *move_to)
 {
     struct csni_op *done[CONN_DONE];
     int ndone = 0, err = 0;
@@ -413,11 +428,15 @@ static void conn_send(struct csni_conn *c, struct csni_sendreq *sr, bool follow)
         c = next;
         csni_lock(&c->tx_lock);
     }
+    if (move_to)
+        c->moved = move_to;
     if (c->dead) {
         csni_unlock(&c->tx_lock);
         struct csni_op *op = conn_release(sr);
         if (op)
             csni_complete_unlocked(op, CSN_PEER_LOST);
+        if (move_to)
+            conn_resume(move_to); /* no OK can come: the peer reads nothing more from c */
         return;
     }
     bool idle = c->sq_head == NULL;
@@ -434,12 +453,12 @@ static void conn_send(struct csni_conn *c, struct csni_sendreq *sr, bool follow)
 
 void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
 {
-    conn_send(c, sr, true);
+    conn_send(c, sr, true, NULL);
 }
 
 void csni_conn_send_here(struct csni_conn *c, struct csni_sendreq *sr)
 {
-    conn_send(c, sr, false);
+    conn_send(c, sr, false, NULL);
 }
 
 bool csni_conn_send_now(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len)
@@ -449,17 +468,6 @@ bool csni_conn_send_now(struct csni_conn *c, const uint8_t *hdr, const void *pay
               csni_shm_write_frame(c->shm, hdr, payload, len);
     csni_unlock(&c->tx_lock);
     return ok;
-}
-
-/* Lets a paused connection's queue out: the pollers write it (tx_pending, EPOLLOUT). */
-static void conn_resume(struct csni_conn *c)
-{
-    csni_lock(&c->tx_lock);
-    c->paused = false;
-    if (!c->dead)
-        conn_set_out(c, c->sq_head != NULL);
-    csni_unlock(&c->tx_lock);
-    csni_kick_epoll(c->p);
 }
 
 void csni_conn_moved_ok(struct csni_conn *c)
@@ -475,31 +483,11 @@ void csni_conn_moved_ok(struct csni_conn *c)
 
 void csni_conn_move(struct csni_conn *c, struct csni_sendreq *sr, struct csni_conn *next)
 {
-    struct csni_op *done[CONN_DONE];
-    int ndone = 0, err = 0;
     CSNI_ASSERT(!sr->op && csni_frame_hdr_type(sr->hdr) == CSNI_F_MOVE);
     csni_lock(&next->tx_lock);
     next->paused = true; /* before anything can be forwarded to it */
     csni_unlock(&next->tx_lock);
-    atomic_store_explicit(&sr->queued, true, memory_order_relaxed);
-    csni_lock(&c->tx_lock);
-    c->moved = next;
-    if (c->dead) {
-        csni_unlock(&c->tx_lock);
-        (void)conn_release(sr);
-        conn_resume(next); /* no OK can come: the peer reads nothing more from c */
-        return;
-    }
-    bool idle = c->sq_head == NULL;
-    conn_enqueue(c, sr); /* not a control frame: at the tail */
-    if (idle)
-        err = conn_flush_locked(c, done, &ndone);
-    if (!err)
-        conn_set_out(c, c->sq_head != NULL);
-    csni_unlock(&c->tx_lock);
-    conn_finish(done, ndone, CSN_OK);
-    if (err)
-        csni_conn_fail(c, NULL);
+    conn_send(c, sr, false, next); /* not a control frame: at the tail */
 }
 
 void csni_conn_flush(struct csni_conn *c, bool block_lock)
