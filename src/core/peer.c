@@ -143,19 +143,19 @@ fail:
  * Each end then sends on the connection it made, and over TCP every message gets an
  * acknowledgement segment of its own (nothing goes back on that connection to carry it):
  * measured, the 8 B half round trip over loopback 9-10 us against 5.7 us on one connection,
- * each process pair landing on one or the other at random. Over a fabric each connection has
- * its endpoint, and with libfabric's tcp provider the same happened (nstat: 2 segments per
- * message in 2 runs of 4). The pair settles on the connection the lower process id made: an
- * end that sends on the other one moves, once. Its LAST frame goes on the old connection
- * behind all it queued there; what it sends from then on is queued on the new one, unwritten,
- * until the peer's OK comes back on the old one: the peer has read everything before, and the
- * pair's order holds. The wait is one round trip, at the start of the pair. A fabric
- * rendezvous (CSN_OFI_RNDV) posts its receive on pp->conn and sends its CTS there under the
- * peer lock, which a move also holds: both on one connection, where the sender's payload
- * follows the CTS. With a connection per transport the connections stay. */
+ * each process pair landing on one or the other at random. The pair settles on the connection
+ * the lower process id made: an end that sends on the other one moves, once. Its LAST frame
+ * goes on the old connection behind all it queued there; what it sends from then on is queued
+ * on the new one, unwritten, until the peer's OK comes back on the old one: the peer has read
+ * everything before, and the pair's order holds. The wait is one round trip, at the start of
+ * the pair. With a connection per transport the connections stay. Over a fabric too: there
+ * each connection has its endpoint, and the move measured slower with libfabric's tcp
+ * provider (bench/ab.sh: 1 MiB latency 0.70x, bandwidth 0.81-0.90x; BENCHMARKS.md, issue 20),
+ * whose sockets csn cannot tune as it does its own (tcp.c, quick acknowledgements). */
 static bool peer_canonical(const struct csni_proc *p, int proc, bool made_by_us)
 {
-    return !p->tun.conn_per_transport && (made_by_us ? p->me < proc : proc < p->me);
+    return !p->tun.conn_per_transport && !csni_ofi_on() &&
+           (made_by_us ? p->me < proc : proc < p->me);
 }
 
 static void peer_move(struct csni_proc *p, struct csni_peer *pp, struct csni_conn *next)

@@ -621,9 +621,8 @@ static void mode_crossing(void)
         if (rank == 1)
             CHECK_OK(csn_tx(T, ids[peer], &v, sizeof v));
     }
-    /* csn's own TCP, or libfabric's tcp provider (its sockets are this process's too) */
-    const char *tr = getenv("CSN_TRANSPORT"), *prov = getenv("FI_PROVIDER");
-    if (tr && (strcmp(tr, "tcp") == 0 || (strcmp(tr, "ofi") == 0 && prov && strcmp(prov, "tcp") == 0))) {
+    const char *tr = getenv("CSN_TRANSPORT");
+    if (tr && strcmp(tr, "tcp") == 0) {
         int nout, nboth;
         crossing_tcp_sockets(PINGS / 2, &nout, &nboth);
         if (nout != 1 || nboth != 1) {
