@@ -150,9 +150,9 @@ fail:
  * everything before, and the pair's order holds. The wait is one round trip, at the start of
  * the pair. With a connection per transport the connections stay. Over a fabric too: there
  * each connection has its endpoint, and the move measured slower with libfabric's tcp
- * provider (bench/ab.sh, 2 runs: 1 MiB latency 0.70x and 0.80x, both ways 0.71-0.95x; BENCHMARKS.md,
- * issue 20),
- * whose sockets csn cannot tune as it does its own (tcp.c, quick acknowledgements). */
+ * provider (bench/ab.sh, 2 runs: 1 MiB latency 0.70x and 0.80x, both ways 0.71-0.95x;
+ * BENCHMARKS.md, issue 20), whose sockets csn cannot tune as it does its own (tcp.c, quick
+ * acknowledgements). */
 static bool peer_canonical(const struct csni_proc *p, int proc, bool made_by_us)
 {
     return !p->tun.conn_per_transport && !csni_ofi_on() &&
