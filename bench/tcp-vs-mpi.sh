@@ -112,31 +112,27 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Runs one benchmark command with a time limit; on failure prints its output and stops.
-run() {
-    local out=$1
-    shift
-    if ! timeout 900 "$@" >"$out" 2>"$out.err"; then
-        echo "$me: failed: $*" >&2
-        tail -n 30 "$out" "$out.err" >&2
-        exit 1
-    fi
-}
-
-# Open MPI's launch across the namespaces fails now and then before any rank starts (ORTE:
-# "does not know how to route a message to the specified daemon", 2 runs of this script in 4
-# on 2026-11-27): its runs are tried up to 3 times, and the tables say how many were tried
-# again. csn's runs are tried once.
-MPI_RETRIES=0
-run_mpi() {
-    local i
-    for i in 1 2; do
-        timeout 900 "${@:2}" >"$1" 2>"$1.err" && return 0
-        MPI_RETRIES=$((MPI_RETRIES + 1))
-        echo "$me: Open MPI failed, trying again: ${*:2}" >&2
+# Runs one benchmark command with a time limit, up to TRIES times: run_tries TRIES OUT CMD...;
+# on its last failure prints its output and stops. run: csn's runs and the tools', tried once.
+# run_mpi: Open MPI's, tried up to 3 times: its launch across the namespaces fails now and
+# then before any rank starts (ORTE: "does not know how to route a message to the specified
+# daemon", 2 runs of this script in 4 on 2026-11-27); the output says how many were tried again.
+RETRIES=0
+run_tries() {
+    local tries=$1 out=$2 i
+    shift 2
+    for ((i = 1; ; i++)); do
+        timeout 900 "$@" >"$out" 2>"$out.err" && return 0
+        [ "$i" -lt "$tries" ] || break
+        RETRIES=$((RETRIES + 1))
+        echo "$me: failed, trying again: $*" >&2
     done
-    run "$@"
+    echo "$me: failed: $*" >&2
+    tail -n 30 "$out" "$out.err" >&2
+    exit 1
 }
+run() { run_tries 1 "$@"; }
+run_mpi() { run_tries 3 "$@"; }
 
 # iperf3 client: iperf OUT NSPREFIX ADDR STREAMS [--bidir]; writes MB/s (1e6 B/s, both
 # directions summed for --bidir) to OUT.
@@ -402,4 +398,4 @@ END {
     printf "# cells with csn >= MPI: %d of %d\n", ok, cells
 }' "$T"/nt.csn.*.txt "$T"/nt.mpi.*.txt
 fi
-echo "# Open MPI runs tried again after a failed launch: $MPI_RETRIES"
+echo "# Open MPI runs tried again after a failed launch: $RETRIES"
