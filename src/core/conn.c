@@ -481,12 +481,16 @@ void csni_conn_moved_ok(struct csni_conn *c)
     csni_conn_flush(next, false);
 }
 
+void csni_conn_pause(struct csni_conn *c)
+{
+    csni_lock(&c->tx_lock);
+    c->paused = true;
+    csni_unlock(&c->tx_lock);
+}
+
 void csni_conn_move(struct csni_conn *c, struct csni_sendreq *sr, struct csni_conn *next)
 {
     CSNI_ASSERT(!sr->op && csni_frame_hdr_type(sr->hdr) == CSNI_F_MOVE);
-    csni_lock(&next->tx_lock);
-    next->paused = true; /* before anything can be forwarded to it */
-    csni_unlock(&next->tx_lock);
     conn_send(c, sr, false, next); /* not a control frame: at the tail */
 }
 

@@ -188,10 +188,14 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr);
 /* Shared memory only: writes one frame at once if nothing is queued and the ring has room (the
  * caller keeps its buffers); false: nothing written, send it the queued way. Never blocks. */
 bool csni_conn_send_now(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len);
-/* The pair's sends move from c to next (core/peer.c): sr, the MOVE LAST frame, is queued on c
- * behind everything already there; every later csni_conn_send to c goes to next, where it
- * waits unwritten until csni_conn_moved_ok (or c's death), and csni_conn_send_now to either
- * refuses. Never blocks. */
+/* The first step of a move to c (core/peer.c): what is queued on c from now on waits
+ * unwritten until csni_conn_moved_ok on the connection moved from (or that one's death), and
+ * csni_conn_send_now to c refuses. Never blocks; takes only c's writer lock. */
+void csni_conn_pause(struct csni_conn *c);
+/* The second: the pair's sends move from c to next, paused before: sr, the MOVE LAST frame,
+ * is queued on c behind everything already there; every later csni_conn_send to c goes to
+ * next, and csni_conn_send_now to c refuses. Never blocks; not under a peer or transport lock
+ * (a failed write completes c's queued operations). */
 void csni_conn_move(struct csni_conn *c, struct csni_sendreq *sr, struct csni_conn *next);
 /* The peer's OK to the move from c came (reader of c): the queue of the connection moved to is
  * written. Never blocks. */

@@ -172,9 +172,12 @@ static void peer_move(struct csni_proc *p, struct csni_peer *pp, struct csni_con
         free(last);
         return;
     }
-    csni_conn_move(old, last, next);
+    /* Paused before a sender can see it; a sender that still takes old meanwhile queues
+     * ahead of the LAST, or behind it and is forwarded. */
+    csni_conn_pause(next);
     pp->conn = next;
     csni_unlock(&pp->lock);
+    csni_conn_move(old, last, next);
     csni_debug_move(p, pp->proc);
 }
 
