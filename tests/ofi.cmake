@@ -99,7 +99,7 @@ if(NOT CSN_SANITIZER)
   foreach(case rates logp)
     add_test(NAME ofi_tcp_netns_${case} COMMAND ${OFI_RUN} bash ${CMAKE_CURRENT_SOURCE_DIR}/netns/testbed.sh ${case})
     set_tests_properties(ofi_tcp_netns_${case} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
-      RESOURCE_LOCK csn_netns ENVIRONMENT "${CSN_NETNS_ENV};CSN_TB_OFI=1")
+      RESOURCE_LOCK csn_netns ENVIRONMENT "${CSN_NETNS_ENV};CSN_TB_OFI=1;TB_TIMEOUT=180")
   endforeach()
 endif()
 

@@ -64,6 +64,23 @@ teardown() {
 trap 'teardown' EXIT
 trap 'teardown; exit 130' INT TERM
 
+# Namespaces of a testbed whose script is gone (killed by SIGKILL: ctest's timeout): their
+# processes killed, the namespaces deleted. The name holds the script's pid (csntb<pid>...).
+clear_stale() {
+    local ns pid pids
+    for ns in $(ip netns list 2>/dev/null | awk '/^csntb[0-9]+(sw|h[1-4])( |$)/ { print $1 }'); do
+        pid=${ns#csntb}
+        pid=${pid%sw}
+        pid=${pid%h[1-4]}
+        [ "$pid" != $$ ] || continue
+        grep -qs testbed.sh "/proc/$pid/cmdline" && continue
+        pids=$(ip netns pids "$ns" 2>/dev/null)
+        [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+        ip netns del "$ns" 2>/dev/null && say "deleted $ns, left by a testbed that was killed"
+    done
+    return 0
+}
+
 need_prog() {
     [ -n "${2:-}" ] && [ -x "$2" ] || skip "$1 is not built (${2:-unset})"
 }
@@ -133,6 +150,7 @@ setup() {
         { echo "testbed: TB_RATE '$RATE' is not a rate of at least 3mbit (e.g. 200mbit, 1gbit)" >&2; exit 2; }
     TB=$(mktemp -d "${TMPDIR:-/tmp}/csn-testbed-XXXXXX") || fail "mktemp"
     mkdir "$TB/tmp" "$TB/run"
+    clear_stale
     ip netns add "$SW" 2>"$TB/netns.err" || skip "ip netns add does not work here: $(cat "$TB/netns.err")"
     UP=1
     ip -n "$SW" link set lo up || fail "lo in $SW"
@@ -173,12 +191,64 @@ setup() {
     say "4 hosts ${P}h1..4 (10.77.0.1-4) on br0 in $SW, every link $RATE each way (${TB_SHAPE:-fair})"
 }
 
-# csnrun from host 1 over the four hosts: run_job HOSTFILE LOG ARGS...; sets RC.
+# A job past its limit: where its processes wait, into $TB/LOG.hang and the output (a hang
+# seen only in CI leaves its stacks behind): every process in the hosts, then gdb's stacks of
+# up to 2 ranks of each host (the lowest pids, not csnrun's: rank 0 among them), 20 s each.
+dump_hang() {
+    local log=$1 limit=$2 pid ns n
+    {
+        echo "== the job ran past its limit of $limit s; processes in the hosts:"
+        for ns in $HOSTS; do
+            for pid in $(ip netns pids "$ns" 2>/dev/null); do
+                echo "$ns $(ps -o pid=,stat=,pcpu=,args= -p "$pid" 2>/dev/null | cut -c1-120)"
+            done
+        done | head -n 40
+        command -v gdb >/dev/null 2>&1 || { echo "(gdb is not installed: no stacks)"; return 0; }
+        for ns in $HOSTS; do
+            n=0
+            for pid in $(ip netns pids "$ns" 2>/dev/null | sort -n); do
+                [ $n -lt 2 ] || break
+                [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != csnrun ] || continue
+                n=$((n + 1))
+                echo "== $ns pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-100)"
+                timeout 20 gdb -batch -nx -p "$pid" -ex 'thread apply all bt 12' 2>&1 |
+                    grep -E '^(#|Thread)' | cut -c1-200 | head -n 60
+            done
+        done
+    } >"$TB/$log.hang" 2>&1
+    cat "$TB/$log.hang"
+}
+
+# csnrun from host 1 over the four hosts: run_job HOSTFILE LOG ARGS...; sets RC (124: the job
+# ran past its limit and was ended: SIGTERM, SIGKILL 10 s later). The limit is JOB_LIMIT
+# seconds (default 40), cut so that the script still ends, with the stacks and its teardown,
+# 30 s before TB_TIMEOUT (the test's own timeout, when set): ctest kills by SIGKILL, which
+# leaves the namespaces and every process in them behind.
 run_job() {
-    local hf=$1 log=$2
+    local hf=$1 log=$2 pid ticks=0 limit=${JOB_LIMIT:-40}
     shift 2
-    ip netns exec "${P}h1" timeout "${JOB_LIMIT:-40}" "$TB_CSNRUN" --hostfile "$TB/$hf" --rsh "ip netns exec" \
-        "$@" >"$TB/$log.out" 2>"$TB/$log.err"
+    if [ -n "${TB_TIMEOUT:-}" ] && [ $((TB_TIMEOUT - SECONDS - 30)) -lt "$limit" ]; then
+        limit=$((TB_TIMEOUT - SECONDS - 30))
+        [ "$limit" -ge 5 ] || limit=5
+        say "the job's limit is cut to $limit s (the setup took $SECONDS s of the test's $TB_TIMEOUT)"
+    fi
+    ip netns exec "${P}h1" "$TB_CSNRUN" --hostfile "$TB/$hf" --rsh "ip netns exec" \
+        "$@" >"$TB/$log.out" 2>"$TB/$log.err" &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null && [ $ticks -lt $((limit * 10)) ]; do
+        sleep 0.1
+        ticks=$((ticks + 1))
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        dump_hang "$log" "$limit"
+        kill -TERM "$pid" 2>/dev/null
+        for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        RC=124
+        return
+    fi
+    wait "$pid"
     RC=$?
 }
 
