@@ -3,9 +3,9 @@
 #
 # usage: bench/ofi-vs-mpi.sh [--build DIR] [--rounds N] [--sizes LIST]
 #   Per round, one after the other (the order rotates from round to round):
-#     csn-ofi-tcp    CSN_TRANSPORT=ofi FI_PROVIDER=tcp  csnrun -np 2 pingpong
-#     csn-ofi-tcp-rndv  the same with CSN_OFI_RNDV=1 (rendezvous payloads moved by the
-#                    provider's own protocol, not through the link's stream)
+#     csn-ofi-tcp    CSN_TRANSPORT=ofi FI_PROVIDER=tcp  csnrun -np 2 pingpong (rendezvous
+#                    payloads moved by the provider's own protocol, the default)
+#     csn-ofi-tcp-stream  the same with CSN_OFI_RNDV=0 (payloads through the link's stream)
 #     csn-tcp        CSN_TRANSPORT=tcp                  csnrun -np 2 pingpong
 #     ompi-ofi-tcp   mpirun --mca pml cm --mca mtl ofi (provider tcp) pingpong-mpi
 #     ompi-btl-tcp   mpirun --mca pml ob1 --mca btl tcp,self pingpong-mpi
@@ -14,7 +14,7 @@
 #     ompi-ofi-shm   mpirun --mca pml cm --mca mtl ofi (provider shm) (reference)
 #   Latency (half round trip, us) and bandwidth (MB/s) per size: the median over rounds of
 #   each run's median; the load average (1 min) before each round is printed beside. Then,
-#   csn-ofi-tcp and csn-ofi-tcp-rndv against ompi-ofi-tcp: the median of the per-round ratios.
+#   csn-ofi-tcp and csn-ofi-tcp-stream against ompi-ofi-tcp: the median of the per-round ratios.
 #   Runs under flock /tmp/csn-bench.lock. Default: 5 rounds, sizes 8,1K,64K,1M.
 # Environment: OFI_CONFIGS (space-separated subset of the names above), PP_ARGS (extra
 #   pingpong options), KEEP_DIR (keep raw outputs there).
@@ -35,7 +35,7 @@ CSNRUN=$B/tools/csnrun/csnrun PP=$B/bench/pingpong/pingpong PPMPI=$B/bench/pingp
 for f in "$CSNRUN" "$PP"; do [ -x "$f" ] || { echo "ofi-vs-mpi.sh: $f is not built" >&2; exit 2; }; done
 [ -f "$B/src/csn/libcsn-ofi.so" ] || { echo "ofi-vs-mpi.sh: $B/src/csn/libcsn-ofi.so is not built (apt-get install libfabric-dev, rebuild)" >&2; exit 2; }
 MPIRUN=$(command -v mpirun.openmpi || true)
-configs=${OFI_CONFIGS:-"csn-ofi-tcp csn-ofi-tcp-rndv csn-tcp ompi-ofi-tcp ompi-btl-tcp csn-ofi-shm csn-shm ompi-ofi-shm"}
+configs=${OFI_CONFIGS:-"csn-ofi-tcp csn-ofi-tcp-stream csn-tcp ompi-ofi-tcp ompi-btl-tcp csn-ofi-shm csn-shm ompi-ofi-shm"}
 if [ -z "$MPIRUN" ] || [ ! -x "$PPMPI" ]; then
     echo "ofi-vs-mpi.sh: no mpirun.openmpi or pingpong-mpi: the Open MPI columns are left out"
     configs=$(echo "$configs" | tr ' ' '\n' | grep -v '^ompi-' | tr '\n' ' ')
@@ -50,7 +50,7 @@ run_one() { # run_one CONFIG OUTFILE
     local c=$1 o=$2
     case $c in
     csn-ofi-tcp) CSN_TRANSPORT=ofi FI_PROVIDER=tcp timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
-    csn-ofi-tcp-rndv) CSN_OFI_RNDV=1 CSN_TRANSPORT=ofi FI_PROVIDER=tcp timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
+    csn-ofi-tcp-stream) CSN_OFI_RNDV=0 CSN_TRANSPORT=ofi FI_PROVIDER=tcp timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
     csn-ofi-shm) CSN_TRANSPORT=ofi FI_PROVIDER=shm timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
     csn-tcp) CSN_TRANSPORT=tcp timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
     csn-shm) CSN_TRANSPORT=shm timeout 300 "$CSNRUN" -np 2 "$PP" $ppargs ;;
@@ -91,7 +91,7 @@ for c in "${C[@]}"; do
         END { for (i = 1; i <= ns; i++) { s = order[i]; printf "| %s | %s | %.2f | %.1f | %d |\n", c, s, med(lat[s]), med(bw[s]), split(lat[s], x, " ") } }'
 done
 [ -e "$T/ompi-ofi-tcp.1" ] || exit 0
-for c in csn-ofi-tcp csn-ofi-tcp-rndv; do
+for c in csn-ofi-tcp csn-ofi-tcp-stream; do
     [ -e "$T/$c.1" ] || continue
     echo
     echo "$c against Open MPI over the same provider (tcp), median of per-round ratios"

@@ -211,7 +211,8 @@ void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, int proc, struct 
 /* ---- writing ---- */
 static void conn_set_out(struct csni_conn *c, bool on)
 {
-    on = on && !c->paused; /* nothing to write before the move's OK */
+    /* nothing to write before the move's OK, but an OK of ours */
+    on = on && (!c->paused || (c->sq_head && c->sq_head->urgent));
     struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0u), .data.ptr = c};
     atomic_store_explicit(&c->tx_pending, on, memory_order_relaxed);
     if (c->epollout == on || c->shm) /* a ring has no EPOLLOUT: its reader rings instead */
@@ -308,10 +309,11 @@ static ssize_t conn_read(struct csni_conn *c, void *buf, size_t n)
  * byte written is accounted before returning. Returns -1 on a link error. */
 static int conn_flush_locked(struct csni_conn *c, struct csni_op **done, int *ndone)
 {
-    while (c->sq_head && !c->paused && *ndone <= CONN_DONE - CONN_BATCH) {
+    while (c->sq_head && (!c->paused || c->sq_head->urgent) && *ndone <= CONN_DONE - CONN_BATCH) {
         struct iovec iov[2 * CONN_BATCH];
         int n = 0, k = 0;
-        for (struct csni_sendreq *sr = c->sq_head; sr && k < CONN_BATCH; sr = sr->next, k++) {
+        for (struct csni_sendreq *sr = c->sq_head;
+             sr && k < CONN_BATCH && (!c->paused || sr->urgent); sr = sr->next, k++) {
             size_t off = sr->off, plen = conn_chunk(sr);
             if (off < CSNI_FRAME_SIZE) {
                 iov[n].iov_base = sr->hdr + off;
@@ -378,7 +380,20 @@ static void conn_enqueue(struct csni_conn *c, struct csni_sendreq *sr)
 {
     sr->next = NULL;
     sr->off = 0;
-    if (c->sq_head && conn_is_control(sr)) {
+    if (sr->urgent && c->sq_head) {
+        struct csni_sendreq *after = c->sq_head->off > 0 ? c->sq_head : NULL;
+        for (struct csni_sendreq *n = after ? after->next : c->sq_head; n && n->urgent; n = n->next)
+            after = n;
+        if (after) {
+            sr->next = after->next;
+            after->next = sr;
+            if (c->sq_tail == after)
+                c->sq_tail = sr;
+        } else {
+            sr->next = c->sq_head;
+            c->sq_head = sr;
+        }
+    } else if (c->sq_head && conn_is_control(sr)) {
         struct csni_sendreq *after = c->sq_head->off > 0 ? c->sq_head : NULL;
         for (struct csni_sendreq *n = after ? after->next : c->sq_head; n && conn_is_control(n);
              n = n->next)
@@ -441,7 +456,7 @@ static void conn_send(struct csni_conn *c, struct csni_sendreq *sr, bool follow,
     }
     bool idle = c->sq_head == NULL;
     conn_enqueue(c, sr);
-    if (idle)
+    if (idle || sr->urgent)
         err = conn_flush_locked(c, done, &ndone);
     if (!err)
         conn_set_out(c, c->sq_head != NULL);
@@ -458,6 +473,12 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr)
 
 void csni_conn_send_here(struct csni_conn *c, struct csni_sendreq *sr)
 {
+    conn_send(c, sr, false, NULL);
+}
+
+void csni_conn_send_ok(struct csni_conn *c, struct csni_sendreq *sr)
+{
+    sr->urgent = true;
     conn_send(c, sr, false, NULL);
 }
 

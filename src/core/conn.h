@@ -200,8 +200,12 @@ void csni_conn_move(struct csni_conn *c, struct csni_sendreq *sr, struct csni_co
 /* The peer's OK to the move from c came (reader of c): the queue of the connection moved to is
  * written. Never blocks. */
 void csni_conn_moved_ok(struct csni_conn *c);
-/* csni_conn_send on c itself, also after a move from c (the OK answering the peer's LAST). */
+/* csni_conn_send on c itself, also after a move from c. */
 void csni_conn_send_here(struct csni_conn *c, struct csni_sendreq *sr);
+/* The OK answering the peer's LAST on c: ahead of everything unwritten on c, and written also
+ * while c is paused (both ends may be moving, each to the connection the other left: each
+ * end's OK must not wait for its own). Never blocks. */
+void csni_conn_send_ok(struct csni_conn *c, struct csni_sendreq *sr);
 /* Writes what is queued until the link is full. block_lock: wait for the writer lock, else
  * return if another thread writes. Never blocks otherwise. */
 void csni_conn_flush(struct csni_conn *c, bool block_lock);

@@ -83,9 +83,14 @@ void csni_debug_open(const struct csni_proc *p)
                    (unsigned long long)(t->nap_ns / 1000000));
 }
 
-void csni_debug_move(const struct csni_proc *p, int proc)
+void csni_debug_move(const struct csni_proc *p, int proc, bool own)
 {
-    if (atomic_load_explicit(&csni_debug_level, memory_order_relaxed) >= 2)
+    if (atomic_load_explicit(&csni_debug_level, memory_order_relaxed) < 2)
+        return;
+    if (own)
+        debug_line(p, "peer rank %d: large messages over ofi; sending on a connection of our own",
+                   proc);
+    else
         debug_line(p,
                    "peer rank %d: both connected at once; sending on the connection rank %d made",
                    proc, proc < p->me ? proc : p->me);

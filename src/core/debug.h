@@ -5,6 +5,7 @@
 #define CSNI_DEBUG_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "csn.h"
@@ -18,8 +19,9 @@ void csni_debug_open(const struct csni_proc *p);
 /* Levels 2 and 3: a message of len bytes is being sent to the transport `to`. */
 void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len);
 
-/* Level 2: this process moved its frames for proc to the connection the lower id made. */
-void csni_debug_move(const struct csni_proc *p, int proc);
+/* Level 2: this process moved its frames for proc to the connection the lower id made, or
+ * (own) to one of its own, for large messages over a fabric (core/peer.c). */
+void csni_debug_move(const struct csni_proc *p, int proc, bool own);
 
 static inline void csni_debug_on_tx(struct csni_proc *p, csn_netid to, size_t len)
 {

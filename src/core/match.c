@@ -201,6 +201,7 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
             csni_peer_lost(p, pp);
     }
     op->pp = pp;
+    csni_peer_own(p, pp, op->len);
     for (;;) {
         enum csni_rtid st = csni_rtid_state(pp, csni_netid_tid(op->peer));
         if (st == CSNI_RTID_GONE) {
@@ -317,11 +318,11 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
             if (csni_rndv_pull(op, pid, raddr, token, false))
                 return CSN_OK;
             csni_lock(&t->lock);
-            csni_rndv_send_cts(op, token);
+            csni_rndv_send_cts(op, token, u->conn);
             csni_unlock(&t->lock);
             return CSN_OK;
         }
-        csni_rndv_send_cts(op, u->token);
+        csni_rndv_send_cts(op, u->token, u->conn);
         break;
     }
     csni_unlock(&t->lock);
@@ -397,10 +398,10 @@ static struct csni_unex *match_ux_new(struct csni_conn *c, const struct csni_fra
     if (f->type == CSNI_F_RTS) {
         u->kind = CSNI_UX_RTS;
         u->token = csni_frame_sender_token(f);
+        u->conn = c;
         if (csni_frame_pull_addr(f) && c->shm) {
             u->raddr = csni_frame_pull_addr(f);
             u->pid = csni_shm_peer_pid(c->shm);
-            u->conn = c;
         }
         u->complete = true;
     }
@@ -460,7 +461,7 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
             return;
         csni_lock(&t->lock);
     }
-    csni_rndv_send_cts(op, csni_frame_sender_token(f));
+    csni_rndv_send_cts(op, csni_frame_sender_token(f), c);
     csni_unlock(&t->lock);
 }
 

@@ -52,6 +52,7 @@ void csni_op_init(struct csni_op *op, csn_transport *t)
     op->sr.off = 0;
     op->sr.op = NULL;
     op->sr.heap = false;
+    op->sr.urgent = false;
     op->sr.chunked = false;
     op->sr.sent = 0;
     op->got = 0;

@@ -153,6 +153,20 @@ fail:
  * provider (bench/ab.sh, 2 runs: 1 MiB latency 0.70x and 0.80x, both ways 0.71-0.95x;
  * BENCHMARKS.md, issue 20), whose sockets csn cannot tune as it does its own (tcp.c, quick
  * acknowledgements). */
+/* Over a fabric whose provider moves large messages itself (CSN_OFI_RNDV) the opposite holds:
+ * an end that sends such messages sends on a connection it made. With the tcp provider each
+ * connection is a TCP connection of its own, whose way back carries only what answers the
+ * messages it brings (the CTS, csni_rndv_send_cts, and the provider's read requests). With
+ * both ends' large messages on one connection each answer waits behind up to a whole message
+ * of the other end's, and the two transfers take turns: on the testbed's 200 Mbit/s links
+ * nettest's both-ways tests got 26-33 MB/s of the 47.8 known answer, 46-47 this way
+ * (DESIGN.md, "Large messages"). Small messages, and answers, use whichever connection came
+ * first (one that cannot be made, to a stopped peer, must not hold up a reply). */
+static bool peer_own_sends(const struct csni_proc *p)
+{
+    return csni_ofi_on() && csni_ofi_rndv_min() && !p->tun.conn_per_transport;
+}
+
 static bool peer_canonical(const struct csni_proc *p, int proc, bool made_by_us)
 {
     return !p->tun.conn_per_transport && !csni_ofi_on() &&
@@ -178,7 +192,7 @@ static void peer_move(struct csni_proc *p, struct csni_peer *pp, struct csni_con
     pp->conn = next;
     csni_unlock(&pp->lock);
     csni_conn_move(old, last, next);
-    csni_debug_move(p, pp->proc);
+    csni_debug_move(p, pp->proc, peer_own_sends(p));
 }
 
 void csni_peer_on_move(struct csni_conn *c, const struct csni_frame *f)
@@ -193,7 +207,7 @@ void csni_peer_on_move(struct csni_conn *c, const struct csni_frame *f)
         csni_conn_fail(c, "no memory to answer a move"); /* the peer waits: end it */
         return;
     }
-    csni_conn_send_here(c, sr);
+    csni_conn_send_ok(c, sr);
 }
 
 struct csni_peer *csni_peer_lookup(struct csni_proc *p, int proc)
@@ -257,10 +271,11 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
     bool move = false;
     if (c) {
         csni_lock(&pp->lock);
+        atomic_store_explicit(&pp->own, true, memory_order_relaxed);
         if (!pp->conn)
             pp->conn = c;
         else /* the peer's connection came in meanwhile */
-            move = pp->conn != c && peer_canonical(p, pp->proc, true);
+            move = pp->conn != c && (peer_canonical(p, pp->proc, true) || peer_own_sends(p));
         csni_unlock(&pp->lock);
     }
     if (move)
@@ -273,6 +288,28 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
         return NULL;
     }
     return pp;
+}
+
+void csni_peer_own(struct csni_proc *p, struct csni_peer *pp, size_t len)
+{
+    if (!peer_own_sends(p) || len < csni_ofi_rndv_min() || len <= pp->eager_max ||
+        atomic_load_explicit(&pp->own, memory_order_relaxed))
+        return;
+    csni_mutex_lock(&pp->connecting);
+    struct csni_conn *c = NULL;
+    bool move = false;
+    if (!atomic_load_explicit(&pp->own, memory_order_relaxed) &&
+        peer_connect(p, pp, 0, &c) == CSN_OK) {
+        csni_lock(&pp->lock);
+        move = pp->conn != c; /* csni_conn_new made it the sending one if there was none */
+        csni_unlock(&pp->lock);
+    }
+    /* Once, made or not: a peer that cannot be reached now is lost soon, or keeps the
+     * connection it made (slower, not wrong). */
+    atomic_store_explicit(&pp->own, true, memory_order_relaxed);
+    if (move)
+        peer_move(p, pp, c);
+    csni_mutex_unlock(&pp->connecting);
 }
 
 struct csni_conn *csni_peer_send_conn(csn_transport *t, struct csni_peer *pp)

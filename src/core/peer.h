@@ -22,6 +22,7 @@ struct csni_peer {
      * one then go to the new one (csni_conn_move). */
     struct csni_conn *_Atomic conn;
     bool lost;
+    _Atomic bool own;             /* we made a connection to it (or tried, for a large message) */
     int nconns;                   /* live connections; it is lost when the last one ends */
     _Atomic bool ready;           /* conn set or lost (final): no need to connect */
     _Atomic int64_t credit;       /* eager bytes we may still send to it (no lock) */
@@ -80,6 +81,11 @@ bool csni_peer_send_frame(struct csni_peer *pp, const struct csni_frame *f);
 /* A CSNI_F_MOVE frame read on c (c's reader lock held): a LAST is answered with an OK on c;
  * an OK lets our frames out on the connection we moved to from c. */
 void csni_peer_on_move(struct csni_conn *c, const struct csni_frame *f);
+/* A transmit of len bytes to pp: over a fabric whose provider moves large messages itself,
+ * the first such message makes this process's own connection to pp, if it has none, and
+ * moves its sends there (core/peer.c, peer_own_sends). May block while connecting, as
+ * csni_peer_get; no lock held. */
+void csni_peer_own(struct csni_proc *p, struct csni_peer *pp, size_t len);
 /* One of pp's connections ended: true when it was its last. */
 bool csni_peer_conn_ended(struct csni_peer *pp);
 /* Whether pp has a live connection. */

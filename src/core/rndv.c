@@ -158,7 +158,7 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
             csni_conn_rx_unlock(c);
             if (!pulled) {
                 csni_lock(&owner->lock);
-                csni_rndv_send_cts(op, token);
+                csni_rndv_send_cts(op, token, c);
                 csni_unlock(&owner->lock);
             }
             atomic_fetch_sub(&owner->pulling, 1);
@@ -172,7 +172,7 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
     }
 }
 
-void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token)
+void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token, struct csni_conn *rc)
 {
     struct csni_peer *pp = op->pp;
     size_t n = csni_op_deliver(op);
@@ -187,15 +187,24 @@ void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token)
     csni_oplist_push(&pp->wait_data, op);
     /* Over a fabric link a large one is the provider's to move: its receive is posted first
      * (the op listed already, so its completion finds it; under the peer lock, so a close
-     * that takes the op finds the receive and withdraws it). */
-    if (pp->conn->ofi && csni_ofi_rndv_min() && n >= csni_ofi_rndv_min() &&
-        csni_ofi_fab_recv(pp->conn, op->buf, n, op->token, op->t))
+     * that takes the op finds the receive and withdraws it). Posted on the connection the
+     * RTS came on, and the CTS goes back on it: that connection's way to us carries the
+     * sender's data, its way back only what answers it (this CTS, the provider's read
+     * requests), which so never wait behind our own large messages (core/peer.c). */
+    bool fabric = rc && rc->ofi && csni_ofi_rndv_min() && n >= csni_ofi_rndv_min() &&
+                  csni_ofi_fab_recv(rc, op->buf, n, op->token, op->t);
+    if (fabric)
         f = csni_frame_cts(CSNI_CTS_FABRIC, n, sender_token, op->token);
     csni_frame_encode(&f, op->sr.hdr);
     op->sr.payload = NULL;
     op->sr.paylen = 0;
     op->sr.op = NULL;
-    csni_conn_send(pp->conn, &op->sr); /* no op attached: completes nothing */
+    /* No op attached: completes nothing. A fabric CTS stays on rc, also after our own sends
+     * moved from it. */
+    if (fabric)
+        csni_conn_send_here(rc, &op->sr);
+    else
+        csni_conn_send(pp->conn, &op->sr);
     csni_unlock(&pp->lock);
 }
 

@@ -12,9 +12,9 @@
 
 struct csni_unex;
 
-/* A receive op (marked WAIT_DATA, its pp, token and msglen set) matched an RTS: answer CTS.
- * op->t's lock held. */
-void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token);
+/* A receive op (marked WAIT_DATA, its pp, token and msglen set) matched an RTS that came on
+ * rc: answer CTS. op->t's lock held. */
+void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token, struct csni_conn *rc);
 /* Copies the message straight from the sender's memory (pid, raddr), then tells the sender
  * (CTS PULLED). split (the receive was posted before the RTS, read under its connection's
  * reader lock, and large): the sender is asked to write the second part itself. No transport

@@ -28,7 +28,7 @@ struct csni_unex {
     struct csni_peer *pp; /* EAGER/RTS: the sending process */
     uint64_t raddr;       /* RTS: the sender's buffer, for a pull (0: none) */
     pid_t pid;            /* RTS with raddr: the sender's pid */
-    struct csni_conn *conn; /* RTS with raddr: the connection it came on (never freed) */
+    struct csni_conn *conn; /* RTS: the connection it came on (never freed) */
     struct csni_op *txop; /* SELF: the parked transmit of this process */
     struct csni_op *rxop; /* EAGER, incomplete: the receive that matched it meanwhile */
 };

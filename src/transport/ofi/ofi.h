@@ -21,11 +21,11 @@ struct csni_frame;
  * the 100 ms safety nap, 4 ms with 1 ms, csn's TCP 1.7 ms, all at load 60+). */
 #define CSNI_OFI_NAP_NS 1000000ull
 
-/* CSN_OFI_RNDV's default: off. The provider's own protocol is 2.5-3.8x the stream's speed
- * from 256 KiB on one host, but it queues a whole message ahead of our control frames in the
- * provider: on the testbed's shaped links nettest's both-ways tests got half the link rate
- * (the stream, whose queue is 256 KiB at most, gets the known answer; BENCHMARKS.md). */
-#define CSNI_OFI_RNDV_DEFAULT 0u
+/* CSN_OFI_RNDV's default: every rendezvous message. The provider's own protocol is 2.5-3.8x
+ * the stream's speed from 256 KiB on one host; on the testbed's shaped links it keeps the
+ * known answer because each end sends its large messages on a connection it made (core/peer.c,
+ * peer_own_sends), whose way back carries only their answers (BENCHMARKS.md, DESIGN.md). */
+#define CSNI_OFI_RNDV_DEFAULT 1u
 /* CSN_TRANSPORT=ofi: loads the component and opens the provider; rndv_min: CSN_OFI_RNDV (0:
  * never). CSN_OK, or CSN_INVALID_ARGUMENT after one line on stderr. */
 csn_status csni_ofi_init(size_t rndv_min);
