@@ -370,43 +370,51 @@ static void conn_finish(struct csni_op **done, int ndone, csn_status st)
         csni_complete_unlocked(done[i], st);
 }
 
+static bool conn_is_urgent(const struct csni_sendreq *sr)
+{
+    return sr->urgent;
+}
+
+/* A control frame goes behind these: the move's OKs, and the control frames before it. */
+static bool conn_before_control(const struct csni_sendreq *sr)
+{
+    return sr->urgent || conn_is_control(sr);
+}
+
+/* Inserts sr (tx_lock held, queue not empty) after the frame being written (its bytes are
+ * half out) and the run of frames after it for which ahead() holds. */
+static void conn_put_ahead(struct csni_conn *c, struct csni_sendreq *sr,
+                           bool (*ahead)(const struct csni_sendreq *))
+{
+    struct csni_sendreq *after = c->sq_head->off > 0 ? c->sq_head : NULL;
+    for (struct csni_sendreq *n = after ? after->next : c->sq_head; n && ahead(n); n = n->next)
+        after = n;
+    if (after) {
+        sr->next = after->next;
+        after->next = sr;
+        if (c->sq_tail == after)
+            c->sq_tail = sr;
+    } else {
+        sr->next = c->sq_head;
+        c->sq_head = sr;
+    }
+}
+
 /* Places sr on the queue (tx_lock held). Control frames (CTS, CREDIT, notes: no op, no
  * payload) overtake queued data: a CTS stuck behind megabytes bound the other way would stall
  * the peer's transfer to us for as long. Only the frame being written stays ahead (its bytes
  * are half out), and the control frames queued before (a split CTS must arrive before its
  * CTS_PULLED). Their order against data does not matter (token-addressed); the data frames
- * keep theirs. */
+ * keep theirs. A move's OK overtakes everything (csni_conn_send_ok): on a paused connection
+ * the writer lets out only the OKs at its head. */
 static void conn_enqueue(struct csni_conn *c, struct csni_sendreq *sr)
 {
     sr->next = NULL;
     sr->off = 0;
-    if (sr->urgent && c->sq_head) {
-        struct csni_sendreq *after = c->sq_head->off > 0 ? c->sq_head : NULL;
-        for (struct csni_sendreq *n = after ? after->next : c->sq_head; n && n->urgent; n = n->next)
-            after = n;
-        if (after) {
-            sr->next = after->next;
-            after->next = sr;
-            if (c->sq_tail == after)
-                c->sq_tail = sr;
-        } else {
-            sr->next = c->sq_head;
-            c->sq_head = sr;
-        }
+    if (c->sq_head && sr->urgent) {
+        conn_put_ahead(c, sr, conn_is_urgent);
     } else if (c->sq_head && conn_is_control(sr)) {
-        struct csni_sendreq *after = c->sq_head->off > 0 ? c->sq_head : NULL;
-        for (struct csni_sendreq *n = after ? after->next : c->sq_head; n && conn_is_control(n);
-             n = n->next)
-            after = n;
-        if (after) {
-            sr->next = after->next;
-            after->next = sr;
-            if (c->sq_tail == after)
-                c->sq_tail = sr;
-        } else {
-            sr->next = c->sq_head;
-            c->sq_head = sr;
-        }
+        conn_put_ahead(c, sr, conn_before_control);
     } else if (c->sq_tail) {
         c->sq_tail->next = sr;
         c->sq_tail = sr;
@@ -506,6 +514,11 @@ void csni_conn_pause(struct csni_conn *c)
 {
     csni_lock(&c->tx_lock);
     c->paused = true;
+    /* What is queued already is no frame of ours that the pair's order binds (c was not
+     * the sending connection): answers sent here (csni_conn_send_here), one maybe half out.
+     * They still go, or an OK behind them would wait for the pause it is to end. */
+    for (struct csni_sendreq *sr = c->sq_head; sr; sr = sr->next)
+        sr->urgent = true;
     csni_unlock(&c->tx_lock);
 }
 

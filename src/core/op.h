@@ -26,7 +26,9 @@ struct csni_sendreq {
     size_t sent, chunk;
     struct csni_op *op; /* the op completed when an EAGER or DATA frame is written, or NULL */
     bool heap;          /* malloc'd (csni_sendreq_new): freed by the writer once written */
-    bool urgent;        /* a MOVE OK: ahead of all unwritten, also on a paused connection */
+    /* Written also while its connection is paused (a move's OK, ahead of all unwritten; or
+     * queued before the pause: csni_conn_pause). */
+    bool urgent;
     /* True while the request sits on a connection's queue: the connection owns it. The
      * writer clears it (release) as its very last access, so an owner that sees it false
      * (acquire) may reuse the memory. */
