@@ -139,34 +139,32 @@ fail:
     return rv;
 }
 
-/* ---- both ends connected at once ----
- * Each end then sends on the connection it made, and over TCP every message gets an
- * acknowledgement segment of its own (nothing goes back on that connection to carry it):
- * measured, the 8 B half round trip over loopback 9-10 us against 5.7 us on one connection,
- * each process pair landing on one or the other at random. The pair settles on the connection
- * the lower process id made: an end that sends on the other one moves, once. Its LAST frame
- * goes on the old connection behind all it queued there; what it sends from then on is queued
- * on the new one, unwritten, until the peer's OK comes back on the old one: the peer has read
- * everything before, and the pair's order holds. The wait is one round trip, at the start of
- * the pair. With a connection per transport the connections stay. Over a fabric too: there
- * each connection has its endpoint, and the move measured slower with libfabric's tcp
- * provider (bench/ab.sh, 2 runs: 1 MiB latency 0.70x and 0.80x, both ways 0.71-0.95x;
- * BENCHMARKS.md, issue 20), whose sockets csn cannot tune as it does its own (tcp.c, quick
+/* ---- which connection a pair sends on ----
+ * Both ends connected at once: each then sends on the connection it made, and over TCP every
+ * message gets an acknowledgement segment of its own (nothing goes back on that connection to
+ * carry it): measured, the 8 B half round trip over loopback 9-10 us against 5.7 us on one
+ * connection, each process pair landing on one or the other at random. The pair settles on
+ * the connection the lower process id made (peer_canonical): an end that sends on the other
+ * one moves, once. Its LAST frame goes on the old connection behind all it queued there; what
+ * it sends from then on is queued on the new one, unwritten, until the peer's OK comes back on
+ * the old one: the peer has read everything before, and the pair's order holds. The wait is
+ * one round trip, at the start of the pair. With a connection per transport the connections
+ * stay.
+ *
+ * Over a fabric the opposite holds, when its provider moves large messages itself
+ * (CSN_OFI_RNDV; p->tun.own_sends, decided at open): an end that sends such messages moves to
+ * a connection it made (csni_peer_own). With the tcp provider each connection is a TCP
+ * connection of its own, whose way back then carries only what answers the messages it brings
+ * (the CTS, csni_rndv_send_cts, and the provider's read requests). With both ends' large
+ * messages on one connection each answer waited behind up to a whole message of the other
+ * end's, and the transfers took turns: on the testbed's 200 Mbit/s links nettest's both-ways
+ * tests got 26-33 MB/s of the 47.8 known answer, 46-47 this way (DESIGN.md, "Large
+ * messages"). Small messages, and answers, use whichever connection came first (one that
+ * cannot be made, to a stopped peer, must not hold up a reply). Without the provider's
+ * protocol the connections over a fabric stay as they came: the canonical move measured
+ * slower there (bench/ab.sh, 2 runs: 1 MiB latency 0.70x and 0.80x, both ways 0.71-0.95x;
+ * BENCHMARKS.md, issue 20), the provider's sockets not being csn's to tune (tcp.c, quick
  * acknowledgements). */
-/* Over a fabric whose provider moves large messages itself (CSN_OFI_RNDV) the opposite holds:
- * an end that sends such messages sends on a connection it made. With the tcp provider each
- * connection is a TCP connection of its own, whose way back carries only what answers the
- * messages it brings (the CTS, csni_rndv_send_cts, and the provider's read requests). With
- * both ends' large messages on one connection each answer waits behind up to a whole message
- * of the other end's, and the two transfers take turns: on the testbed's 200 Mbit/s links
- * nettest's both-ways tests got 26-33 MB/s of the 47.8 known answer, 46-47 this way
- * (DESIGN.md, "Large messages"). Small messages, and answers, use whichever connection came
- * first (one that cannot be made, to a stopped peer, must not hold up a reply). */
-static bool peer_own_sends(const struct csni_proc *p)
-{
-    return csni_ofi_on() && csni_ofi_rndv_min() && !p->tun.conn_per_transport;
-}
-
 static bool peer_canonical(const struct csni_proc *p, int proc, bool made_by_us)
 {
     return !p->tun.conn_per_transport && !csni_ofi_on() &&
@@ -192,7 +190,7 @@ static void peer_move(struct csni_proc *p, struct csni_peer *pp, struct csni_con
     pp->conn = next;
     csni_unlock(&pp->lock);
     csni_conn_move(old, last, next);
-    csni_debug_move(p, pp->proc, peer_own_sends(p));
+    csni_debug_move(p, pp->proc, p->tun.own_sends);
 }
 
 void csni_peer_on_move(struct csni_conn *c, const struct csni_frame *f)
@@ -275,7 +273,7 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
         if (!pp->conn)
             pp->conn = c;
         else /* the peer's connection came in meanwhile */
-            move = pp->conn != c && (peer_canonical(p, pp->proc, true) || peer_own_sends(p));
+            move = pp->conn != c && (peer_canonical(p, pp->proc, true) || p->tun.own_sends);
         csni_unlock(&pp->lock);
     }
     if (move)
@@ -292,7 +290,7 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
 
 void csni_peer_own(struct csni_proc *p, struct csni_peer *pp, size_t len)
 {
-    if (!peer_own_sends(p) || len < csni_ofi_rndv_min() || len <= pp->eager_max ||
+    if (len < csni_ofi_rndv_min() || len <= pp->eager_max ||
         atomic_load_explicit(&pp->own, memory_order_relaxed))
         return;
     csni_mutex_lock(&pp->connecting);

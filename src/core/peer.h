@@ -81,10 +81,10 @@ bool csni_peer_send_frame(struct csni_peer *pp, const struct csni_frame *f);
 /* A CSNI_F_MOVE frame read on c (c's reader lock held): a LAST is answered with an OK on c;
  * an OK lets our frames out on the connection we moved to from c. */
 void csni_peer_on_move(struct csni_conn *c, const struct csni_frame *f);
-/* A transmit of len bytes to pp: over a fabric whose provider moves large messages itself,
- * the first such message makes this process's own connection to pp, if it has none, and
- * moves its sends there (core/peer.c, peer_own_sends). May block while connecting, as
- * csni_peer_get; no lock held. */
+/* A transmit of len bytes to pp, with p->tun.own_sends (a fabric whose provider moves large
+ * messages itself): the first such message makes this process's own connection to pp, if it
+ * has none, and moves its sends there. May block while connecting, as csni_peer_get; no lock
+ * held. */
 void csni_peer_own(struct csni_proc *p, struct csni_peer *pp, size_t len);
 /* One of pp's connections ended: true when it was its last. */
 bool csni_peer_conn_ended(struct csni_peer *pp);

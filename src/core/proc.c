@@ -179,6 +179,7 @@ static csn_status proc_net_tunables(struct csni_proc *p)
                                      &v[0])) != CSN_OK ||
                 (rv = csni_ofi_init((size_t)v[0])) != CSN_OK))
         return rv;
+    tun->own_sends = ofi && csni_ofi_rndv_min() && !tun->conn_per_transport;
     const char *dir = getenv("CSN_SHM_DIR");
     snprintf(tun->shm_dir, sizeof tun->shm_dir, "%s", dir && *dir ? dir : "/dev/shm");
     if (tun->use_shm && access(tun->shm_dir, W_OK | X_OK) != 0) {

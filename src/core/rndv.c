@@ -191,7 +191,7 @@ void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token, struct csni_c
      * RTS came on, and the CTS goes back on it: that connection's way to us carries the
      * sender's data, its way back only what answers it (this CTS, the provider's read
      * requests), which so never wait behind our own large messages (core/peer.c). */
-    bool fabric = rc && rc->ofi && csni_ofi_rndv_min() && n >= csni_ofi_rndv_min() &&
+    bool fabric = rc->ofi && csni_ofi_rndv_min() && n >= csni_ofi_rndv_min() &&
                   csni_ofi_fab_recv(rc, op->buf, n, op->token, op->t);
     if (fabric)
         f = csni_frame_cts(CSNI_CTS_FABRIC, n, sender_token, op->token);

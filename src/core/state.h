@@ -36,6 +36,9 @@ struct csni_tun {
     int ncpu;                /* CPUs in our affinity mask */
     uint32_t cpu_share;      /* ranks of this host that may run on our CPUs (CSN_CPU_SHARE) */
     bool conn_per_transport;
+    /* Over a fabric whose provider moves large messages itself: an end sends those on a
+     * connection it made (core/peer.c, csni_peer_own). */
+    bool own_sends;
     const struct csni_net_ops *net; /* the network kind within the host */
     bool use_shm;                   /* shared-memory rings over the host's connections */
     char shm_dir[256];

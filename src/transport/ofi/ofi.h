@@ -24,7 +24,7 @@ struct csni_frame;
 /* CSN_OFI_RNDV's default: every rendezvous message. The provider's own protocol is 2.5-3.8x
  * the stream's speed from 256 KiB on one host; on the testbed's shaped links it keeps the
  * known answer because each end sends its large messages on a connection it made (core/peer.c,
- * peer_own_sends), whose way back carries only their answers (BENCHMARKS.md, DESIGN.md). */
+ * csni_peer_own), whose way back carries only their answers (BENCHMARKS.md, DESIGN.md). */
 #define CSNI_OFI_RNDV_DEFAULT 1u
 /* CSN_TRANSPORT=ofi: loads the component and opens the provider; rndv_min: CSN_OFI_RNDV (0:
  * never). CSN_OK, or CSN_INVALID_ARGUMENT after one line on stderr. */
