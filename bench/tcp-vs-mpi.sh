@@ -295,13 +295,18 @@ fi
 
 if has_part netns || has_part nettest || has_part kernel; then
     netns_up
+    # Open MPI across the namespaces: one orted per "host", each of which binds its first rank
+    # to core 0 by default, so every rank would share one CPU and each message wait for the
+    # other's time slice (4 ms at 8 B in every run before 2026-11-27's session 22). The
+    # namespaces share the machine's CPUs: no binding, as csnrun does by default.
+    MPI_NS_ARGS="--mca plm_rsh_agent $T/nsrsh --mca routed direct --bind-to none"
 fi
 if has_part netns; then
     IPF_PRE="ip netns exec ${P}h1" IPF_ADDR=10.79.0.2
     iperf_server "ip netns exec ${P}h2" 10.79.0.2
+    # shellcheck disable=SC2086
     pp_rounds netns ip netns exec "${P}h1" "$CSNRUN" --hostfile "$T/hosts2" --rsh "ip netns exec" -np 2 -- \
-        ip netns exec "${P}h1" "$MPIRUN" --mca plm_rsh_agent "$T/nsrsh" --mca routed direct \
-        --host "${P}h1,${P}h2" -np 2 --mca btl tcp,self
+        ip netns exec "${P}h1" "$MPIRUN" $MPI_NS_ARGS --host "${P}h1,${P}h2" -np 2 --mca btl tcp,self
     iperf_stop
     echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
     pp_table netns "two netns hosts (veth through an unshaped bridge), one rank each: csn over TCP (pingpong names the kind within a host; between hosts it is TCP); Open MPI --mca btl tcp,self"
@@ -358,13 +363,20 @@ if has_part kernel; then
 fi
 
 if has_part nettest; then
+    # Four "hosts" on this machine's CPUs, one rank each: neither library can see that the
+    # ranks outnumber the CPUs, and each then spins as if it had a CPU of its own (Open MPI's
+    # 1 KiB cells were 1 MB/s). Each is told, with its own setting for shared CPUs.
+    NT_SHARE=$(($(nproc) < 4 ? 4 : 0))
     echo "# nettest across 4 netns hosts (one rank each): $NT_ARGS; $ROUNDS rounds alternating, MB/s medians per cell"
+    [ "$NT_SHARE" != 0 ] && echo "# 4 ranks on $(nproc) CPUs: csn CSN_CPU_SHARE=4, Open MPI --mca mpi_yield_when_idle 1"
+    NT_CSN_ENV=() NT_MPI_ARGS=()
+    [ "$NT_SHARE" != 0 ] && NT_CSN_ENV=(env CSN_CPU_SHARE=4) NT_MPI_ARGS=(--mca mpi_yield_when_idle 1)
     for r in $(seq 1 "$ROUNDS"); do
         echo "nettest round $r/$ROUNDS ..." >&2
         # shellcheck disable=SC2086
-        run "$T/nt.csn.$r.txt" ip netns exec "${P}h1" "$CSNRUN" --hostfile "$T/hosts4" --rsh "ip netns exec" -np 4 "$NT" $NT_ARGS
+        run "$T/nt.csn.$r.txt" ip netns exec "${P}h1" "${NT_CSN_ENV[@]}" "$CSNRUN" --hostfile "$T/hosts4" --rsh "ip netns exec" -np 4 "$NT" $NT_ARGS
         # shellcheck disable=SC2086
-        run_mpi "$T/nt.mpi.$r.txt" ip netns exec "${P}h1" "$MPIRUN" --mca plm_rsh_agent "$T/nsrsh" --mca routed direct \
+        run_mpi "$T/nt.mpi.$r.txt" ip netns exec "${P}h1" "$MPIRUN" $MPI_NS_ARGS "${NT_MPI_ARGS[@]}" \
             --host "${P}h1,${P}h2,${P}h3,${P}h4" -np 4 --mca btl tcp,self "$NTMPI" $NT_ARGS
     done
     echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
