@@ -7,7 +7,9 @@
 #                  pingpong), Open MPI (mpirun.openmpi --mca btl tcp,self -np 2 pingpong-mpi)
 #                  and iperf3 (1 and --streams streams, one way and --bidir), the order of
 #                  csn and MPI flipping every round. Figures: medians over the rounds of each
-#                  run's median; ratios: medians of the per-round ratios.
+#                  run's median; ratios: medians of the per-round ratios. The noise line:
+#                  Open MPI against itself in adjacent rounds (the median factor between
+#                  them); a goal missed by less is marked SIZE~.
 #   --sizes LIST   pingpong sizes (default 8,1K,64K,1M,4M,64M)
 #   --parts LIST   any of loop,netns,nettest,kernel (default loop,netns,nettest): loopback;
 #                  two network namespaces joined by an unshaped veth bridge (and tcp-floor's
@@ -28,7 +30,7 @@ set -u
 
 me=tcp-vs-mpi.sh
 usage() {
-    sed -n '4,26p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//'
 }
 die() { echo "$me: $2" >&2; exit "$1"; }
 # The median of a[1..n] ("" when n is 0), for the awk programs of every table below.
@@ -210,6 +212,23 @@ function ratio(k1, m1, k2, m2, s,    r, n, a) {
             a[++n] = v[k1, r, s, m1] / v[k2, r, s, m2]
     return median(a, n)
 }
+# The machine'"'"'s noise on one comparison: Open MPI against itself in adjacent rounds, the
+# median factor between them (1.00: none). A csn/MPI ratio that misses its goal by less is
+# within what the same program differs from itself here.
+function noise(k, m, s,    r, n, a, x) {
+    n = 0
+    for (r = 1; r < rounds; r++)
+        if ((k, r, s, m) in v && (k, r + 1, s, m) in v && v[k, r, s, m] > 0 && v[k, r + 1, s, m] > 0) {
+            x = v[k, r, s, m] / v[k, r + 1, s, m]
+            a[++n] = x < 1 ? 1 / x : x
+        }
+    return median(a, n)
+}
+# A miss: " SIZE", with "~" when the ratio is within the noise (goal 1.0; lower: ratio <= 1 wanted).
+function miss(s, x, m, lower,    z) {
+    z = noise("mpi", m, s)
+    return " " s ((z != "" && (lower ? x <= z : x >= 1 / z)) ? "~" : "")
+}
 function f(x, fmt) { return x == "" ? "-" : sprintf(fmt, x) }
 function g(x) { return x == "" ? "-" : sprintf(x < 100 ? "%.2f" : "%.0f", x) }
 FNR == 1 { split(FILENAME, p, "/"); split(p[length(p)], q, "."); k = q[2]; r = q[3] }
@@ -239,19 +258,32 @@ END {
     printf "# iperf3 MB/s: 1 stream %s, %d streams %s; --bidir: 1 stream %s, %d streams %s\n",
         f(med("ip1", "bw", s), "%.0f"), streams, f(med("ipn", "bw", s), "%.0f"),
         f(med("ip1b", "bw", s), "%.0f"), streams, f(med("ipnb", "bw", s), "%.0f")
+    if (rounds > 1) {
+        printf "# noise: Open MPI against itself in adjacent rounds, median factor (lat bw bibw):"
+        for (i = 1; i <= nsizes; i++) {
+            s = order[i]
+            printf " %d %s %s %s;", s, f(noise("mpi", "lat", s), "%.2f"), f(noise("mpi", "bw", s), "%.2f"), f(noise("mpi", "bibw", s), "%.2f")
+        }
+        printf "\n"
+    }
     for (i = 1; i <= nsizes; i++) {
         s = order[i]
         x = ratio("csn", "lat", "mpi", "lat", s)
-        if (x != "") { nl++; if (x <= 1.0) okl++; else badl = badl " " s }
+        if (x != "") { nl++; if (x <= 1.0) okl++; else badl = badl miss(s, x, "lat", 1) }
         if (s < 65536) continue
         x = ratio("csn", "bw", "mpi", "bw", s); y = ratio("csn", "bibw", "mpi", "bibw", s)
-        if (x != "" && y != "") { nb++; if (x >= 1.0 && y >= 1.0) okb++; else badb = badb " " s }
+        if (x != "" && y != "") {
+            nb++
+            if (x >= 1.0 && y >= 1.0) okb++
+            else badb = badb (x < 1.0 ? miss(s, x, "bw", 0) "(bw)" : "") (y < 1.0 ? miss(s, y, "bibw", 0) "(bibw)" : "")
+        }
         x = ratio("csn", "bw", "ip1", "bw", s); y = ratio("csn", "bibw", "ip1b", "bw", s)
         if (x != "" && y != "") { ni++; if (x >= 0.9 && y >= 0.9) oki++; else badi = badi " " s }
     }
     printf "# goal latency csn/MPI <= 1.0: %d of %d sizes%s\n", okl, nl, badl == "" ? "" : " (not at" badl ")"
     printf "# goal bw and bibw from 64K csn/MPI >= 1.0: %d of %d sizes%s\n", okb, nb, badb == "" ? "" : " (not at" badb ")"
     printf "# goal bw and bibw from 64K csn/iperf3 (1 stream) >= 0.9: %d of %d sizes%s\n", oki, ni, badi == "" ? "" : " (not at" badi ")"
+    if (badl badb ~ /~/) printf "#   SIZE~: missed by less than the noise above\n"
 }' "$T/$tag".csn.*.json "$T/$tag".mpi.*.json "$T/$tag".ip*.mbps
     echo
 }
