@@ -12,6 +12,8 @@
 #     csn-ofi-shm    CSN_TRANSPORT=ofi FI_PROVIDER=shm  (reference)
 #     csn-shm        CSN_TRANSPORT=shm                  (reference)
 #     ompi-ofi-shm   mpirun --mca pml cm --mca mtl ofi (provider shm) (reference)
+#     fi-pingpong-tcp  the provider alone: libfabric's fi_pingpong (libfabric-bin), reliable
+#                    datagrams, tagged, one process each side; latency only (its floor)
 #   Latency (half round trip, us) and bandwidth (MB/s) per size: the median over rounds of
 #   each run's median; the load average (1 min) before each round is printed beside. Then,
 #   csn-ofi-tcp and csn-ofi-tcp-stream against ompi-ofi-tcp: the median of the per-round ratios.
@@ -22,7 +24,7 @@ set -u
 build=build rounds=5 sizes=8,1K,64K,1M
 while [ $# -gt 0 ]; do
     case $1 in
-    -h | --help) sed -n '4,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --build) build=${2:?--build needs a directory}; shift 2 ;;
     --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
     --sizes) sizes=${2:?--sizes needs a list}; shift 2 ;;
@@ -35,7 +37,12 @@ CSNRUN=$B/tools/csnrun/csnrun PP=$B/bench/pingpong/pingpong PPMPI=$B/bench/pingp
 for f in "$CSNRUN" "$PP"; do [ -x "$f" ] || { echo "ofi-vs-mpi.sh: $f is not built" >&2; exit 2; }; done
 [ -f "$B/src/csn/libcsn-ofi.so" ] || { echo "ofi-vs-mpi.sh: $B/src/csn/libcsn-ofi.so is not built (apt-get install libfabric-dev, rebuild)" >&2; exit 2; }
 MPIRUN=$(command -v mpirun.openmpi || true)
-configs=${OFI_CONFIGS:-"csn-ofi-tcp csn-ofi-tcp-stream csn-tcp ompi-ofi-tcp ompi-btl-tcp csn-ofi-shm csn-shm ompi-ofi-shm"}
+configs=${OFI_CONFIGS:-"csn-ofi-tcp csn-ofi-tcp-stream csn-tcp ompi-ofi-tcp ompi-btl-tcp fi-pingpong-tcp csn-ofi-shm csn-shm ompi-ofi-shm"}
+FIPP=$(command -v fi_pingpong || true)
+if [ -z "$FIPP" ] && [[ " $configs " == *" fi-pingpong-tcp "* ]]; then
+    echo "ofi-vs-mpi.sh: no fi_pingpong (apt-get install libfabric-bin): fi-pingpong-tcp is left out"
+    configs=$(echo "$configs" | tr ' ' '\n' | grep -v '^fi-pingpong' | tr '\n' ' ')
+fi
 if [ -z "$MPIRUN" ] || [ ! -x "$PPMPI" ]; then
     echo "ofi-vs-mpi.sh: no mpirun.openmpi or pingpong-mpi: the Open MPI columns are left out"
     configs=$(echo "$configs" | tr ' ' '\n' | grep -v '^ompi-' | tr '\n' ' ')
@@ -45,6 +52,23 @@ if [ -n "${KEEP_DIR:-}" ]; then T=$KEEP_DIR; mkdir -p "$T" || exit 2
 else T=$(mktemp -d /tmp/ofi-vs-mpi.XXXXXX) || exit 2; trap 'rm -rf "$T"' EXIT; fi
 trap 'exit 130' INT TERM
 ppargs="--sizes $sizes --samples 5 --test lat,bw ${PP_ARGS:-}"
+
+# fi_pingpong, one size at a time: a server and its client on this host, each transfer's
+# half round trip printed as pingpong prints a size ("SIZE LAT LAT ITERS 0": no bandwidth).
+fi_pingpong_sizes() {
+    local s n it port=$((47000 + RANDOM % 500)) srv out
+    for s in ${sizes//,/ }; do
+        case $s in *[kK]) n=$((${s%?} * 1024)) ;; *[mM]) n=$((${s%?} * 1048576)) ;; *) n=$s ;; esac
+        it=$((67108864 / (n > 0 ? n : 1))); [ "$it" -gt 20000 ] && it=20000; [ "$it" -lt 100 ] && it=100
+        timeout 120 "$FIPP" -e rdm -p tcp -m tagged -B "$port" -I "$it" -S "$n" >/dev/null 2>&1 &
+        srv=$!
+        sleep 0.3
+        out=$(timeout 120 "$FIPP" -e rdm -p tcp -m tagged -P "$port" -I "$it" -S "$n" 127.0.0.1 2>&1) || { wait "$srv"; echo "$out"; return 1; }
+        wait "$srv"
+        echo "$out" | awk -v n="$n" -v it="$it" '$1 ~ /^[0-9]/ && NF >= 8 { printf "%10d %10.2f %10.2f %9d %10d\n", n, $7, $7, it, 0 }'
+        port=$((port + 1))
+    done
+}
 
 run_one() { # run_one CONFIG OUTFILE
     local c=$1 o=$2
@@ -59,6 +83,7 @@ run_one() { # run_one CONFIG OUTFILE
     ompi-ofi-shm) timeout 300 "$MPIRUN" -np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include shm \
                       -x FI_PROVIDER=shm "$PPMPI" $ppargs ;;
     ompi-btl-tcp) timeout 300 "$MPIRUN" -np 2 --mca pml ob1 --mca btl tcp,self "$PPMPI" $ppargs ;;
+    fi-pingpong-tcp) echo "# pingpong: fi_pingpong -e rdm -p tcp -m tagged (libfabric's own test)"; fi_pingpong_sizes ;;
     *) echo "unknown config $c"; return 2 ;;
     esac >"$o" 2>&1
 }
@@ -88,7 +113,7 @@ for c in "${C[@]}"; do
         /^ *[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+/ { s = $1; lat[s] = lat[s] " " $2; bw[s] = bw[s] " " $5; if (!(s in seen)) { seen[s] = 1; order[++ns] = s } }
         function med(str,   a, m, i, j, t) { m = split(str, a, " "); for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
             return m ? (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2) : "-" }
-        END { for (i = 1; i <= ns; i++) { s = order[i]; printf "| %s | %s | %.2f | %.1f | %d |\n", c, s, med(lat[s]), med(bw[s]), split(lat[s], x, " ") } }'
+        END { for (i = 1; i <= ns; i++) { s = order[i]; b = med(bw[s]); printf "| %s | %s | %.2f | %s | %d |\n", c, s, med(lat[s]), (b > 0 ? sprintf("%.1f", b) : "-"), split(lat[s], x, " ") } }'
 done
 [ -e "$T/ompi-ofi-tcp.1" ] || exit 0
 for c in csn-ofi-tcp csn-ofi-tcp-stream; do
