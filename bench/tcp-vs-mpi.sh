@@ -33,13 +33,8 @@ usage() {
     sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//'
 }
 die() { echo "$me: $2" >&2; exit "$1"; }
-# The median of a[1..n] ("" when n is 0), for the awk programs of every table below.
-AWK_MEDIAN='
-function median(a, n,    i, j, t) {
-    if (n == 0) return ""
-    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}'
+# The median, the noise line and the goal misses of every awk program below.
+AWK_RATIOS=$(cat "$(dirname "$0")/common/ratios.awk") || die 2 "bench/common/ratios.awk is missing"
 
 build=${BUILD:-build} ROUNDS=3 SIZES=8,1K,64K,1M,4M,64M PARTS=loop,netns,nettest STREAMS=4
 while [ $# -gt 0 ]; do
@@ -192,7 +187,7 @@ pp_table() {
     echo "# $2"
     echo "# csn run: $(grep -m1 '^# pingpong' "$T/$tag.csn.1.txt" | sed 's/^# pingpong: //')"
     echo "# MPI run: $(grep -m1 '^# pingpong' "$T/$tag.mpi.1.txt" | sed 's/^# pingpong: //')"
-    awk -v rounds="$ROUNDS" -v streams="$STREAMS" "$AWK_MEDIAN"'
+    awk -v rounds="$ROUNDS" -v streams="$STREAMS" "$AWK_RATIOS"'
 function val(line, key,    i, s) {
     i = index(line, "\"" key "\": {\"median\": ")
     if (i == 0) return ""
@@ -211,23 +206,6 @@ function ratio(k1, m1, k2, m2, s,    r, n, a) {
         if ((k1, r, s, m1) in v && (k2, r, s, m2) in v && v[k2, r, s, m2] > 0)
             a[++n] = v[k1, r, s, m1] / v[k2, r, s, m2]
     return median(a, n)
-}
-# The machine'"'"'s noise on one comparison: Open MPI against itself in adjacent rounds, the
-# median factor between them (1.00: none). A csn/MPI ratio that misses its goal by less is
-# within what the same program differs from itself here.
-function noise(k, m, s,    r, n, a, x) {
-    n = 0
-    for (r = 1; r < rounds; r++)
-        if ((k, r, s, m) in v && (k, r + 1, s, m) in v && v[k, r, s, m] > 0 && v[k, r + 1, s, m] > 0) {
-            x = v[k, r, s, m] / v[k, r + 1, s, m]
-            a[++n] = x < 1 ? 1 / x : x
-        }
-    return median(a, n)
-}
-# A miss: " SIZE", with "~" when the ratio is within the noise (goal 1.0; lower: ratio <= 1 wanted).
-function miss(s, x, m, lower,    z) {
-    z = noise("mpi", m, s)
-    return " " s ((z != "" && (lower ? x <= z : x >= 1 / z)) ? "~" : "")
 }
 function f(x, fmt) { return x == "" ? "-" : sprintf(fmt, x) }
 function g(x) { return x == "" ? "-" : sprintf(x < 100 ? "%.2f" : "%.0f", x) }
@@ -258,24 +236,17 @@ END {
     printf "# iperf3 MB/s: 1 stream %s, %d streams %s; --bidir: 1 stream %s, %d streams %s\n",
         f(med("ip1", "bw", s), "%.0f"), streams, f(med("ipn", "bw", s), "%.0f"),
         f(med("ip1b", "bw", s), "%.0f"), streams, f(med("ipnb", "bw", s), "%.0f")
-    if (rounds > 1) {
-        printf "# noise: Open MPI against itself in adjacent rounds, median factor (lat bw bibw):"
-        for (i = 1; i <= nsizes; i++) {
-            s = order[i]
-            printf " %d %s %s %s;", s, f(noise("mpi", "lat", s), "%.2f"), f(noise("mpi", "bw", s), "%.2f"), f(noise("mpi", "bibw", s), "%.2f")
-        }
-        printf "\n"
-    }
+    noise_line()
     for (i = 1; i <= nsizes; i++) {
         s = order[i]
         x = ratio("csn", "lat", "mpi", "lat", s)
-        if (x != "") { nl++; if (x <= 1.0) okl++; else badl = badl miss(s, x, "lat", 1) }
+        if (x != "") { nl++; if (x <= 1.0) okl++; else badl = badl miss(s, x, "lat", 1, 1.0) }
         if (s < 65536) continue
         x = ratio("csn", "bw", "mpi", "bw", s); y = ratio("csn", "bibw", "mpi", "bibw", s)
         if (x != "" && y != "") {
             nb++
             if (x >= 1.0 && y >= 1.0) okb++
-            else badb = badb (x < 1.0 ? miss(s, x, "bw", 0) "(bw)" : "") (y < 1.0 ? miss(s, y, "bibw", 0) "(bibw)" : "")
+            else badb = badb (x < 1.0 ? miss(s, x, "bw", 0, 1.0) "(bw)" : "") (y < 1.0 ? miss(s, y, "bibw", 0, 1.0) "(bibw)" : "")
         }
         x = ratio("csn", "bw", "ip1", "bw", s); y = ratio("csn", "bibw", "ip1b", "bw", s)
         if (x != "" && y != "") { ni++; if (x >= 0.9 && y >= 0.9) oki++; else badi = badi " " s }
@@ -283,7 +254,7 @@ END {
     printf "# goal latency csn/MPI <= 1.0: %d of %d sizes%s\n", okl, nl, badl == "" ? "" : " (not at" badl ")"
     printf "# goal bw and bibw from 64K csn/MPI >= 1.0: %d of %d sizes%s\n", okb, nb, badb == "" ? "" : " (not at" badb ")"
     printf "# goal bw and bibw from 64K csn/iperf3 (1 stream) >= 0.9: %d of %d sizes%s\n", oki, ni, badi == "" ? "" : " (not at" badi ")"
-    if (badl badb ~ /~/) printf "#   SIZE~: missed by less than the noise above\n"
+    if (tilde) printf "#   SIZE~: missed by less than the noise above\n"
 }' "$T/$tag".csn.*.json "$T/$tag".mpi.*.json "$T/$tag".ip*.mbps
     echo
 }
@@ -364,7 +335,7 @@ kernel_floor() { # kernel_floor PATHNAME [--netns LNS CNS ADDR]
             run "$T/kf.$path.$v.$r.txt" "$FLOOR" "$@" "${opt[@]}" 1 "$KERNEL_SECS" 64K 1M 4M 64M
         done
     done
-    awk -v path="$path" -v rounds="$ROUNDS" "$AWK_MEDIAN"'
+    awk -v path="$path" -v rounds="$ROUNDS" "$AWK_RATIOS"'
 {
     split(FILENAME, p, "/"); split(p[length(p)], q, ".")
     v = q[3]
@@ -412,7 +383,7 @@ if has_part nettest; then
             --host "${P}h1,${P}h2,${P}h3,${P}h4" -np 4 --mca btl tcp,self "$NTMPI" $NT_ARGS
     done
     echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-    awk -v rounds="$ROUNDS" "$AWK_MEDIAN"'
+    awk -v rounds="$ROUNDS" "$AWK_RATIOS"'
 function isnum(x) { return x ~ /^[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/ }
 {
     split(FILENAME, p, "/"); split(p[length(p)], q, ".")

@@ -1,0 +1,44 @@
+# ratios.awk: functions the comparison scripts' awk programs share (bench/tcp-vs-mpi.sh,
+# bench/shm-vs-mpi.sh; prepended to each program). Their data: v[KIND, ROUND, SIZE, METRIC]
+# and the variable rounds.
+
+# The median of a[1..n] ("" when n is 0).
+function median(a, n,    i, j, t) {
+    if (n == 0) return ""
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+
+# The machine's noise on one comparison: kind k against itself in adjacent rounds, the median
+# factor between two of its runs (1.00: none). A ratio that misses its goal by less is within
+# what the same program differs from itself here.
+function noise(k, m, s,    r, n, a, x) {
+    n = 0
+    for (r = 1; r < rounds; r++)
+        if ((k, r, s, m) in v && (k, r + 1, s, m) in v && v[k, r, s, m] > 0 && v[k, r + 1, s, m] > 0) {
+            x = v[k, r, s, m] / v[k, r + 1, s, m]
+            a[++n] = x < 1 ? 1 / x : x
+        }
+    return median(a, n)
+}
+
+# A missed goal at size s for a csn/MPI ratio x of metric m: " SIZE", or " SIZE~" (and
+# tilde set) when Open MPI's own noise there is larger than the miss. lower: the goal is
+# x <= goal (latency), else x >= goal.
+function miss(s, x, m, lower, goal,    z) {
+    z = noise("mpi", m, s)
+    if (z != "" && (lower ? x <= goal * z : x >= goal / z)) { tilde = 1; return " " s "~" }
+    return " " s
+}
+
+# The noise line: per size, the noise of Open MPI's latency, bandwidth and both ways.
+function noise_line(    i, s) {
+    if (rounds < 2) return
+    printf "# noise: Open MPI against itself in adjacent rounds, median factor (lat bw bibw):"
+    for (i = 1; i <= nsizes; i++) {
+        s = order[i]
+        printf " %d %s %s %s;", s, noise_fmt(noise("mpi", "lat", s)), noise_fmt(noise("mpi", "bw", s)), noise_fmt(noise("mpi", "bibw", s))
+    }
+    printf "\n"
+}
+function noise_fmt(x) { return x == "" ? "-" : sprintf("%.2f", x) }
