@@ -338,14 +338,14 @@ kernel_floor() { # kernel_floor PATHNAME [--netns LNS CNS ADDR]
     awk -v path="$path" -v rounds="$ROUNDS" "$AWK_RATIOS"'
 {
     split(FILENAME, p, "/"); split(p[length(p)], q, ".")
-    v = q[3]
+    kv = q[3]
     if ($0 ~ /^# MSG_ZEROCOPY/) { zs += $6; zc += $12; next }
     if ($0 ~ /^#/ || $1 !~ /^[0-9]+$/) next
     if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }
     split($0, f, "|")
-    for (m = 1; m <= 3; m++) { split(f[m + 1], x, " "); k = ++cnt[v, $1, m]; val[v, $1, m, k] = x[1] }
+    for (m = 1; m <= 3; m++) { split(f[m + 1], x, " "); k = ++cnt[kv, $1, m]; val[kv, $1, m, k] = x[1] }
 }
-function med(v, s, m,    k, a) { for (k = 1; k <= cnt[v, s, m]; k++) a[k] = val[v, s, m, k]; return median(a, cnt[v, s, m]) }
+function med(kv, s, m,    k, a) { for (k = 1; k <= cnt[kv, s, m]; k++) a[k] = val[kv, s, m, k]; return median(a, cnt[kv, s, m]) }
 END {
     split("one way|both ways, 1 conn|both ways, 2 conns", mn, "|")
     printf "%-9s %9s  %-19s %8s %10s %6s %9s %6s\n", "path", "size", "mode", "plain", "sockbuf", "x", "zerocopy", "x"
