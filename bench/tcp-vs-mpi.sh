@@ -300,8 +300,8 @@ if has_part netns || has_part nettest || has_part kernel; then
     netns_up
     # Open MPI across the namespaces: one orted per "host", each of which binds its first rank
     # to core 0 by default, so every rank would share one CPU and each message wait for the
-    # other's time slice (4 ms at 8 B in every run before 2026-11-27's session 22). The
-    # namespaces share the machine's CPUs: no binding, as csnrun does by default.
+    # other's time slice (the 4 ms at 8 B of the runs before this). The namespaces share the
+    # machine's CPUs: no binding, as csnrun does by default.
     MPI_NS_ARGS="--mca plm_rsh_agent $T/nsrsh --mca routed direct --bind-to none"
 fi
 if has_part netns; then
@@ -369,11 +369,12 @@ if has_part nettest; then
     # Four "hosts" on this machine's CPUs, one rank each: neither library can see that the
     # ranks outnumber the CPUs, and each then spins as if it had a CPU of its own (Open MPI's
     # 1 KiB cells were 1 MB/s). Each is told, with its own setting for shared CPUs.
-    NT_SHARE=$(($(nproc) < 4 ? 4 : 0))
     echo "# nettest across 4 netns hosts (one rank each): $NT_ARGS; $ROUNDS rounds alternating, MB/s medians per cell"
-    [ "$NT_SHARE" != 0 ] && echo "# 4 ranks on $(nproc) CPUs: csn CSN_CPU_SHARE=4, Open MPI --mca mpi_yield_when_idle 1"
     NT_CSN_ENV=() NT_MPI_ARGS=()
-    [ "$NT_SHARE" != 0 ] && NT_CSN_ENV=(env CSN_CPU_SHARE=4) NT_MPI_ARGS=(--mca mpi_yield_when_idle 1)
+    if [ "$(nproc)" -lt 4 ]; then
+        echo "# 4 ranks on $(nproc) CPUs: csn CSN_CPU_SHARE=4, Open MPI --mca mpi_yield_when_idle 1"
+        NT_CSN_ENV=(env CSN_CPU_SHARE=4) NT_MPI_ARGS=(--mca mpi_yield_when_idle 1)
+    fi
     for r in $(seq 1 "$ROUNDS"); do
         echo "nettest round $r/$ROUNDS ..." >&2
         # shellcheck disable=SC2086
