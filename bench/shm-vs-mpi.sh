@@ -180,7 +180,7 @@ END {
         s = order[i]
         if (s == 8 || s == 1024) {
             x = ratio("csn", "lat", "mpi", "lat", s)
-            if (x != "") printf "#   latency %d B: csn/MPI %.2f (goal <= 0.8): %s\n", s, x, x <= 0.8 ? "met" : "NOT met" (miss(s, x, "lat", 1, 0.8) ~ /~/ ? " (within the noise)" : "")
+            if (x != "") printf "#   latency %d B: csn/MPI %.2f (goal <= 0.8): %s\n", s, x, x <= 0.8 ? "met" : "NOT met" (in_noise(s, x, "lat", 1, 0.8) ? " (within the noise)" : "")
         }
         if (s >= 65536) {
             x = ratio("csn", "bw", "mpi", "bw", s)

@@ -1,6 +1,6 @@
 # ratios.awk: functions the comparison scripts' awk programs share (bench/tcp-vs-mpi.sh,
-# bench/shm-vs-mpi.sh; prepended to each program). Their data: v[KIND, ROUND, SIZE, METRIC]
-# and the variable rounds.
+# bench/shm-vs-mpi.sh; prepended to each program). Their data: v[KIND, ROUND, SIZE, METRIC],
+# the variable rounds, and for noise_line the sizes order[1..nsizes].
 
 # The median of a[1..n] ("" when n is 0).
 function median(a, n,    i, j, t) {
@@ -22,13 +22,18 @@ function noise(k, m, s,    r, n, a, x) {
     return median(a, n)
 }
 
-# A missed goal at size s for a csn/MPI ratio x of metric m: " SIZE", or " SIZE~" (and
-# tilde set) when Open MPI's own noise there is larger than the miss. lower: the goal is
-# x <= goal (latency), else x >= goal.
-function miss(s, x, m, lower, goal,    z) {
+# Whether a csn/MPI ratio x of metric m at size s that misses its goal does so by less than
+# Open MPI's own noise there. lower: the goal is x <= goal (latency), else x >= goal.
+function in_noise(s, x, m, lower, goal,    z) {
     z = noise("mpi", m, s)
-    if (z != "" && (lower ? x <= goal * z : x >= goal / z)) { tilde = 1; return " " s "~" }
-    return " " s
+    return z != "" && (lower ? x <= goal * z : x >= goal / z)
+}
+
+# A missed goal, for a list: " SIZE", or " SIZE~" (and tilde set) when in_noise.
+function miss(s, x, m, lower, goal) {
+    if (!in_noise(s, x, m, lower, goal)) return " " s
+    tilde = 1
+    return " " s "~"
 }
 
 # The noise line: per size, the noise of Open MPI's latency, bandwidth and both ways.

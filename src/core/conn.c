@@ -209,10 +209,16 @@ void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, int proc, struct 
 }
 
 /* ---- writing ---- */
+/* Whether sr may be written now (tx_lock held): nothing before the move's OK but the urgent
+ * frames (csni_conn_send_ok, csni_conn_pause). */
+static bool conn_writable(const struct csni_conn *c, const struct csni_sendreq *sr)
+{
+    return sr && (!c->paused || sr->urgent);
+}
+
 static void conn_set_out(struct csni_conn *c, bool on)
 {
-    /* nothing to write before the move's OK, but an OK of ours */
-    on = on && (!c->paused || (c->sq_head && c->sq_head->urgent));
+    on = on && conn_writable(c, c->sq_head);
     struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0u), .data.ptr = c};
     atomic_store_explicit(&c->tx_pending, on, memory_order_relaxed);
     if (c->epollout == on || c->shm) /* a ring has no EPOLLOUT: its reader rings instead */
@@ -309,11 +315,11 @@ static ssize_t conn_read(struct csni_conn *c, void *buf, size_t n)
  * byte written is accounted before returning. Returns -1 on a link error. */
 static int conn_flush_locked(struct csni_conn *c, struct csni_op **done, int *ndone)
 {
-    while (c->sq_head && (!c->paused || c->sq_head->urgent) && *ndone <= CONN_DONE - CONN_BATCH) {
+    while (conn_writable(c, c->sq_head) && *ndone <= CONN_DONE - CONN_BATCH) {
         struct iovec iov[2 * CONN_BATCH];
         int n = 0, k = 0;
-        for (struct csni_sendreq *sr = c->sq_head;
-             sr && k < CONN_BATCH && (!c->paused || sr->urgent); sr = sr->next, k++) {
+        for (struct csni_sendreq *sr = c->sq_head; conn_writable(c, sr) && k < CONN_BATCH;
+             sr = sr->next, k++) {
             size_t off = sr->off, plen = conn_chunk(sr);
             if (off < CSNI_FRAME_SIZE) {
                 iov[n].iov_base = sr->hdr + off;

@@ -83,11 +83,11 @@ void csni_debug_open(const struct csni_proc *p)
                    (unsigned long long)(t->nap_ns / 1000000));
 }
 
-void csni_debug_move(const struct csni_proc *p, int proc, bool own)
+void csni_debug_move(const struct csni_proc *p, int proc)
 {
     if (atomic_load_explicit(&csni_debug_level, memory_order_relaxed) < 2)
         return;
-    if (own)
+    if (p->tun.own_sends)
         debug_line(p, "peer rank %d: large messages over ofi; sending on a connection of our own",
                    proc);
     else

@@ -5,7 +5,6 @@
 #define CSNI_DEBUG_H
 
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "csn.h"
@@ -20,8 +19,8 @@ void csni_debug_open(const struct csni_proc *p);
 void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len);
 
 /* Level 2: this process moved its frames for proc to the connection the lower id made, or
- * (own) to one of its own, for large messages over a fabric (core/peer.c). */
-void csni_debug_move(const struct csni_proc *p, int proc, bool own);
+ * (p->tun.own_sends) to one of its own, for large messages over a fabric (core/peer.c). */
+void csni_debug_move(const struct csni_proc *p, int proc);
 
 static inline void csni_debug_on_tx(struct csni_proc *p, csn_netid to, size_t len)
 {

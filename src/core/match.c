@@ -201,8 +201,8 @@ csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
             csni_peer_lost(p, pp);
     }
     op->pp = pp;
-    if (p->tun.own_sends)
-        csni_peer_own(p, pp, op->len);
+    if (p->tun.own_sends && !atomic_load_explicit(&pp->own, memory_order_relaxed))
+        csni_peer_own(p, pp, op->len); /* once per peer at most: not on the fast path */
     for (;;) {
         enum csni_rtid st = csni_rtid_state(pp, csni_netid_tid(op->peer));
         if (st == CSNI_RTID_GONE) {

@@ -190,7 +190,7 @@ static void peer_move(struct csni_proc *p, struct csni_peer *pp, struct csni_con
     pp->conn = next;
     csni_unlock(&pp->lock);
     csni_conn_move(old, last, next);
-    csni_debug_move(p, pp->proc, p->tun.own_sends);
+    csni_debug_move(p, pp->proc);
 }
 
 void csni_peer_on_move(struct csni_conn *c, const struct csni_frame *f)
@@ -290,8 +290,8 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
 
 void csni_peer_own(struct csni_proc *p, struct csni_peer *pp, size_t len)
 {
-    if (len < csni_ofi_rndv_min() || len <= pp->eager_max ||
-        atomic_load_explicit(&pp->own, memory_order_relaxed))
+    if (atomic_load_explicit(&pp->own, memory_order_relaxed) || len <= pp->eager_max ||
+        len < csni_ofi_rndv_min())
         return;
     csni_mutex_lock(&pp->connecting);
     struct csni_conn *c = NULL;
