@@ -17,12 +17,13 @@ foreach(tr shm unix tcp)
   add_test(NAME core_mp_barrier_${tr} COMMAND ${CSNRUN} -np 7 $<TARGET_FILE:test_mp> barrier)
   add_test(NAME core_mp_learn_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> learn)
   add_test(NAME core_mp_closerndv_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> closerndv)
+  add_test(NAME core_mp_pushdrop_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> pushdrop)
   # Both ends connect at once (3 jobs: the race is likely, not certain, in each).
   add_test(NAME core_mp_crossing_${tr} COMMAND sh -c
     "for i in 1 2 3; do ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> crossing || exit 1; done")
   set_tests_properties(core_mp_exchange_${tr} core_mp_exchange2_${tr} core_mp_overlap_${tr}
     core_mp_rxoverlap_${tr} core_mp_peerlost_${tr} core_mp_barrier_${tr} core_mp_learn_${tr}
-    core_mp_closerndv_${tr} core_mp_crossing_${tr}
+    core_mp_closerndv_${tr} core_mp_crossing_${tr} core_mp_pushdrop_${tr}
     PROPERTIES TIMEOUT 60 ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20")
   set_tests_properties(core_mp_backpressure_${tr} PROPERTIES TIMEOUT 60
     ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20;CSN_UNEXPECTED_LIMIT=1048576")

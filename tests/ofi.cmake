@@ -22,10 +22,12 @@ add_test(NAME ofi_shm_mp_peerlost COMMAND ${OFI_RUN} ${OFI_SHM_FILES} run ${OFI_
          $<TARGET_FILE:test_mp> peerlost)
 add_test(NAME ofi_shm_pingpong_files COMMAND ${OFI_RUN} ${OFI_SHM_FILES} run ${OFI_CSNRUN} 2
          $<TARGET_FILE:pingpong> --sizes 8,70000 --samples 1 --iters 20 --warmup 2)
+add_test(NAME ofi_shm_mp_pushdrop COMMAND ${OFI_RUN} ${OFI_SHM_FILES} run ${OFI_CSNRUN} 2
+         $<TARGET_FILE:test_mp> pushdrop)
 add_test(NAME ofi_shm_kill9_files COMMAND ${OFI_RUN} ${OFI_SHM_FILES} kill9 ${OFI_CSNRUN} 3
          $<TARGET_FILE:test_mp> forever)
 set_tests_properties(ofi_shm_mp_exchange ofi_shm_mp_peerlost ofi_shm_pingpong_files
-  ofi_shm_kill9_files PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77 ENVIRONMENT "${OFI_ENV};FI_PROVIDER=shm")
+  ofi_shm_mp_pushdrop ofi_shm_kill9_files PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77 ENVIRONMENT "${OFI_ENV};FI_PROVIDER=shm")
 add_test(NAME ofi_tcp_mp_exchange2 COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> exchange)
 add_test(NAME ofi_tcp_mp_overlap COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> overlap)
 add_test(NAME ofi_tcp_mp_peerlost COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> peerlost)
@@ -34,10 +36,15 @@ add_test(NAME ofi_tcp_mp_learn COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_F
 add_test(NAME ofi_tcp_bogus COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_bogus>)
 add_test(NAME ofi_tcp_harden_args COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_harden> args)
 add_test(NAME ofi_tcp_mp_closerndv COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> closerndv)
+# A large message handed to the provider with its RTS (pushed), left unmatched while the
+# sender's transport closes (it is withdrawn) or the receiver's does (it is dropped): both
+# closes return at once, not after the provider's 5 s wait.
+add_test(NAME ofi_tcp_mp_pushdrop COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> pushdrop)
 add_test(NAME ofi_tcp_mp_crossing COMMAND ${OFI_RUN} sh -c
   "for i in 1 2 3; do ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> crossing || exit $?; done")
 set_tests_properties(ofi_tcp_mp_exchange2 ofi_tcp_mp_overlap ofi_tcp_mp_peerlost ofi_tcp_mp_barrier
   ofi_tcp_mp_learn ofi_tcp_bogus ofi_tcp_harden_args ofi_tcp_mp_closerndv ofi_tcp_mp_crossing
+  ofi_tcp_mp_pushdrop
   PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77 ENVIRONMENT "${OFI_ENV};FI_PROVIDER=tcp")
 # Rendezvous payloads through the link's stream instead of the provider's own protocol
 # (CSN_OFI_RNDV=0; the other tests run the default, the provider's): every size class, a

@@ -261,8 +261,9 @@ static size_t conn_chunk_max(const struct csni_conn *c)
 
 static bool conn_is_control(const struct csni_sendreq *sr)
 {
-    return !sr->op && sr->paylen == 0 &&
-           csni_frame_hdr_type(sr->hdr) != CSNI_F_MOVE; /* a MOVE keeps its place */
+    /* A MOVE keeps its place, and so does an RTS (a pushed message's has no op: match.c). */
+    uint8_t type = csni_frame_hdr_type(sr->hdr);
+    return !sr->op && sr->paylen == 0 && type != CSNI_F_MOVE && type != CSNI_F_RTS;
 }
 
 /* A chunk of sr (at the head) is out and more remain: head the next one, and let the control

@@ -130,7 +130,8 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
     else if (shm)
         how = "rendezvous, streamed through the ring";
     else if (csni_ofi_on() && csni_ofi_rndv_min() && len >= csni_ofi_rndv_min())
-        how = "rendezvous, the payload moved by the fabric provider"; /* the receiver's choice */
+        how = "rendezvous, the payload moved by the fabric provider (handed to it with the "
+              "RTS while fewer than 8 are under way, else when the receiver asks)";
     else
         how = "rendezvous";
     debug_line(p, "tx to rank %d transport %u: %zu bytes over %s: %s", rank,

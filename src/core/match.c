@@ -14,6 +14,7 @@
 #include "core/rtids.h"
 #include "core/teardown.h"
 #include "core/tport.h"
+#include "transport/ofi/ofi.h"
 
 /* memcpy that allows a NULL buffer with a length of 0 (a user's zero-length message). */
 static inline void match_copy(void *dst, const void *src, size_t n)
@@ -118,6 +119,30 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
     return false;
 }
 
+/* Over a fabric whose provider moves large messages itself, a rendezvous message goes to the
+ * provider at once, before the receiver asks, on the connection its RTS takes (pp->conn,
+ * final once settled): the receiver posts its receive when it matches, and no CTS round trip
+ * comes first, as MPIs hand their large sends to the provider (latency 256 KiB-1 MiB 1.14-1.21x
+ * better, BENCHMARKS.md). Returns the RTS to send, a request of its own: the provider's
+ * completion may come before the RTS is written, and the op is the user's again then. NULL:
+ * ask as usual (not such a message, not settled, OFI_PUSH_MAX under way, no memory). pp's
+ * lock held, op on its CTS list. */
+static struct csni_sendreq *match_push(struct csni_peer *pp, struct csni_op *op, uint32_t dst)
+{
+    struct csni_conn *c = pp->conn;
+    if (!c->ofi || !csni_ofi_rndv_min() || op->len < csni_ofi_rndv_min() ||
+        !atomic_load_explicit(&pp->settled, memory_order_acquire))
+        return NULL;
+    struct csni_frame f = csni_frame_rts(dst, op->t->tid, op->len, op->token, 0, true);
+    struct csni_sendreq *sr = csni_sendreq_new(&f);
+    if (sr && !csni_ofi_fab_push(c, op->buf, op->len, op->token, op->t)) {
+        free(sr);
+        sr = NULL;
+    }
+    op->pushed = sr != NULL;
+    return sr;
+}
+
 /* Sends op to pp, whose transport dst is known to exist. own: the calling thread posted op
  * (a blocking call's op may then be marked done without a wake-up). */
 static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *pp, bool own)
@@ -156,31 +181,36 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
         return;
     }
     struct csni_frame f;
+    struct csni_sendreq *rts = NULL; /* a pushed message's (match_push) */
     if (lanes && op->len <= pp->eager_max && csni_credit_take(pp, csni_credit_cost(op->len))) {
         f = csni_frame_eager(dst, t->tid, op->len);
         op->sr.payload = op->buf;
         op->sr.paylen = op->len;
     } else {
         op->token = atomic_fetch_add(&p->next_token, 1);
+        op->state = CSNI_ST_WAIT_CTS;
+        csni_oplist_push(&pp->wait_cts, op);
+        rts = lanes ? NULL : match_push(pp, op, dst);
         /* Over shared memory the receiver may pull the message itself (CSN_SHM_PULL). */
         uint64_t pull = pp->conn->shm && p->cma && op->len >= p->tun.pull_min
                             ? (uint64_t)(uintptr_t)op->buf
                             : 0;
-        f = csni_frame_rts(dst, t->tid, op->len, op->token, pull);
-        op->state = CSNI_ST_WAIT_CTS;
-        csni_oplist_push(&pp->wait_cts, op);
+        f = csni_frame_rts(dst, t->tid, op->len, op->token, pull, false);
         op->sr.payload = NULL;
         op->sr.paylen = 0;
     }
-    csni_frame_encode(&f, op->sr.hdr);
-    op->sr.op = op;
+    if (!rts) { /* else the op is not ours to touch once the peer lock goes */
+        csni_frame_encode(&f, op->sr.hdr);
+        op->sr.op = op;
+    }
     c = pp->conn;
     csni_unlock(&pp->lock);
     if (lanes)
         c = csni_peer_send_conn(t, pp);
     /* Outside the peer lock: writing may complete the op at once. Frames of one thread
-     * still leave in call order, which is all per-pair FIFO needs. */
-    csni_conn_send(c, &op->sr);
+     * still leave in call order, which is all per-pair FIFO needs. A pushed message's op may
+     * be complete already (the provider's completion does not wait for the RTS). */
+    csni_conn_send(c, rts ? rts : &op->sr);
 }
 
 csn_status csni_post_tx(csn_transport *t, struct csni_op *op)
@@ -253,6 +283,7 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
     struct csni_proc *p = csni_p;
     struct csni_unex *u, *prev = NULL;
     struct csni_op *deferred = NULL;
+    struct csni_conn *failed = NULL;
 
     op->kind = CSNI_OP_RX;
     /* Relaxed: nobody else sees op before it is listed under t's lock (a seq_cst store is a
@@ -314,19 +345,23 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
         if (u->raddr && p->cma) {
             pid_t pid = u->pid;
             uint64_t raddr = u->raddr, token = u->token;
+            struct csni_conn *rc = u->conn;
             csni_unlock(&t->lock);
             csni_unex_free(&p->store, u);
             if (csni_rndv_pull(op, pid, raddr, token, false))
                 return CSN_OK;
             csni_lock(&t->lock);
-            csni_rndv_send_cts(op, token, u->conn);
+            (void)csni_rndv_send_cts(op, token, rc, false); /* not pushed: always true */
             csni_unlock(&t->lock);
             return CSN_OK;
         }
-        csni_rndv_send_cts(op, u->token, u->conn);
+        if (!csni_rndv_send_cts(op, u->token, u->conn, u->pushed))
+            failed = u->conn;
         break;
     }
     csni_unlock(&t->lock);
+    if (failed)
+        csni_conn_fail(failed, "out of memory for a fabric receive");
     csni_unex_free(&p->store, u);
     if (deferred)
         csni_complete_unlocked(deferred, CSN_OK);
@@ -383,6 +418,32 @@ static void match_no_transport(struct csni_conn *c, const struct csni_frame *f,
     struct csni_frame g = csni_frame_cts(existed ? CSNI_CTS_GONE : CSNI_CTS_NOTID, 0,
                                          csni_frame_sender_token(f), 0);
     (void)csni_peer_send_frame(c->pp, &g); /* lost: its transmit fails with it anyway */
+    if (csni_frame_rts_kind(f) == CSNI_RTS_PUSHED)
+        csni_rndv_drop_pushed(c, f->len, csni_frame_sender_token(f));
+}
+
+/* The sender closed the transport of a message it pushed (CSNI_RTS_WITHDRAWN): if its RTS
+ * still waits here unmatched, the provider's message is taken and dropped (its sender's close
+ * waits for that), and the RTS stays as an ordinary one: a receive that takes it asks, and
+ * fails as the sender's transport is gone (as over every transport). Matched already, its
+ * receive is posted: nothing to do. */
+static void match_on_withdrawn(struct csni_conn *c, const struct csni_frame *f)
+{
+    csn_transport *t = csni_tport_find(&c->p->tab, csni_frame_dst_tport(f)); /* locked */
+    uint64_t token = csni_frame_sender_token(f);
+    struct csni_unex *u;
+    if (!t)
+        return; /* closed: it dropped the message then (match_no_transport, teardown) */
+    for (u = t->ux.head; u; u = u->next)
+        if (u->kind == CSNI_UX_RTS && u->pushed && u->pp == c->pp && u->token == token)
+            break;
+    struct csni_conn *rc = u ? u->conn : NULL;
+    size_t len = u ? u->len : 0;
+    if (u)
+        u->pushed = false;
+    csni_unlock(&t->lock);
+    if (rc)
+        csni_rndv_drop_pushed(rc, len, token);
 }
 
 /* An unexpected-store entry for the message f from c's peer: who sent it and how long; for an
@@ -400,6 +461,7 @@ static struct csni_unex *match_ux_new(struct csni_conn *c, const struct csni_fra
         u->kind = CSNI_UX_RTS;
         u->token = csni_frame_sender_token(f);
         u->conn = c;
+        u->pushed = csni_frame_rts_kind(f) == CSNI_RTS_PUSHED;
         if (csni_frame_pull_addr(f) && c->shm) {
             u->raddr = csni_frame_pull_addr(f);
             u->pid = csni_shm_peer_pid(c->shm);
@@ -462,8 +524,11 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
             return;
         csni_lock(&t->lock);
     }
-    csni_rndv_send_cts(op, csni_frame_sender_token(f), c);
+    bool ok = csni_rndv_send_cts(op, csni_frame_sender_token(f), c,
+                                 csni_frame_rts_kind(f) == CSNI_RTS_PUSHED);
     csni_unlock(&t->lock);
+    if (!ok)
+        csni_conn_fail(c, "out of memory for a fabric receive");
 }
 
 /* No receive matched: the message goes into t's unexpected store (t->lock held, released). */
@@ -574,8 +639,17 @@ void csni_proto_frame(struct csni_conn *c, const struct csni_frame *f, const uin
                       struct csni_place *pl)
 {
     switch (f->type) {
-    case CSNI_F_EAGER:
     case CSNI_F_RTS:
+        if (csni_frame_rts_kind(f) != CSNI_RTS_ASK && !c->ofi) {
+            csni_conn_fail(c, "pushed request-to-send on a connection without a fabric");
+            break;
+        }
+        if (csni_frame_rts_kind(f) == CSNI_RTS_WITHDRAWN) {
+            match_on_withdrawn(c, f);
+            break;
+        }
+        /* fallthrough */
+    case CSNI_F_EAGER:
         match_learn_tid(c, f);
         match_on_message(c, f, staged, pl);
         break;

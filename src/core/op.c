@@ -45,6 +45,8 @@ void csni_op_init(struct csni_op *op, csn_transport *t)
     op->status = CSN_OK;
     op->msglen = 0;
     op->token = 0;
+    op->pushed = false;
+    op->refused = CSN_OK;
     op->pp = NULL;
     op->sr.next = NULL;
     op->sr.payload = NULL;

@@ -64,6 +64,11 @@ struct csni_op {
     size_t msglen;          /* rx: length of the matched message */
     size_t got;             /* rx: bytes of a chunked DATA payload placed so far */
     uint64_t token;         /* rendezvous token, unique within the process */
+    /* tx: handed to the fabric provider with its RTS (CSNI_RTS_PUSHED), so done only when the
+     * provider says; refused: the receiver's answer that its transport is gone (CSN_OK: none),
+     * the status given then. */
+    bool pushed;
+    csn_status refused;
     struct csni_peer *pp;   /* the remote process involved, if any */
     struct csni_sendreq sr; /* tx: EAGER/RTS then DATA; rx: CTS */
 };

@@ -278,6 +278,8 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
     }
     if (move)
         peer_move(p, pp, c);
+    if (c)
+        atomic_store_explicit(&pp->settled, true, memory_order_release);
     csni_mutex_unlock(&pp->connecting);
     if (r == CSN_PEER_LOST) {
         *rv = CSN_PEER_LOST; /* the caller declares it lost (csni_peer_lost) */
@@ -307,6 +309,7 @@ void csni_peer_own(struct csni_proc *p, struct csni_peer *pp, size_t len)
     atomic_store_explicit(&pp->own, true, memory_order_relaxed);
     if (move)
         peer_move(p, pp, c);
+    atomic_store_explicit(&pp->settled, true, memory_order_release);
     csni_mutex_unlock(&pp->connecting);
 }
 

@@ -72,6 +72,34 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
     return true;
 }
 
+/* A pushed message matched op (its RTS came on rc): the receive is posted with the provider,
+ * under the peer lock with op listed first (as csni_rndv_send_cts's), and nothing goes back.
+ * op->t's lock held. False: out of memory, op failed, rc to be failed by the caller. */
+static bool rndv_take_pushed(struct csni_op *op, uint64_t sender_token, struct csni_conn *rc)
+{
+    struct csni_peer *pp = op->pp;
+    bool posted = false;
+    csni_lock(&pp->lock);
+    bool lost = pp->lost;
+    if (!lost) {
+        csni_oplist_push(&pp->wait_data, op);
+        posted = csni_ofi_fab_recv_pushed(rc, op->buf, csni_op_deliver(op), op->msglen,
+                                          sender_token, op->token, op->t);
+        if (!posted)
+            csni_oplist_remove(&pp->wait_data, op);
+    }
+    csni_unlock(&pp->lock);
+    if (!posted)
+        csni_complete(op->t, op, CSN_PEER_LOST);
+    return posted || lost;
+}
+
+void csni_rndv_drop_pushed(struct csni_conn *rc, size_t len, uint64_t sender_token)
+{
+    if (!csni_ofi_fab_drop(rc, len, sender_token))
+        csni_conn_fail(rc, "out of memory to take a pushed message for nobody");
+}
+
 void csni_rndv_defer_pull(struct csni_proc *p, struct csni_unex *u, struct csni_op *op)
 {
     u->rxop = op;
@@ -158,7 +186,7 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
             csni_conn_rx_unlock(c);
             if (!pulled) {
                 csni_lock(&owner->lock);
-                csni_rndv_send_cts(op, token, c);
+                csni_rndv_send_cts(op, token, c, false);
                 csni_unlock(&owner->lock);
             }
             atomic_fetch_sub(&owner->pulling, 1);
@@ -172,17 +200,20 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
     }
 }
 
-void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token, struct csni_conn *rc)
+bool csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token, struct csni_conn *rc,
+                        bool pushed)
 {
     struct csni_peer *pp = op->pp;
     size_t n = csni_op_deliver(op);
+    if (pushed)
+        return rndv_take_pushed(op, sender_token, rc);
     struct csni_frame f = csni_frame_cts(CSNI_CTS_OK, n, sender_token, op->token);
     csni_lock_assert_held(&op->t->lock);
     csni_lock(&pp->lock);
     if (pp->lost) {
         csni_unlock(&pp->lock);
         csni_complete(op->t, op, CSN_PEER_LOST);
-        return;
+        return true;
     }
     csni_oplist_push(&pp->wait_data, op);
     /* Over a fabric link a large one is the provider's to move: its receive is posted first
@@ -206,6 +237,7 @@ void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token, struct csni_c
     else
         csni_conn_send(pp->conn, &op->sr);
     csni_unlock(&pp->lock);
+    return true;
 }
 
 /* A split CTS: write the second part of our message straight into the receiver's buffer,
@@ -288,13 +320,34 @@ void csni_rndv_fabric_done(struct csni_conn *c, const struct csni_ofi_fab *d)
         op->got = d->len;
     else
         csni_op_wait_released(op); /* its RTS's writer may still hold the request */
-    csni_complete_unlocked(op, ok ? CSN_OK : CSN_PEER_LOST);
+    csni_complete_unlocked(op, !ok ? CSN_PEER_LOST : d->rx ? CSN_OK : op->refused);
+}
+
+/* A CTS for a message we pushed (CSNI_RTS_PUSHED): true when it was. Its transport gone at
+ * the receiver (GONE, NOTID): the status is kept for the provider's completion, which is
+ * still to come (the receiver takes the message and drops it), and given then; any other
+ * answer is a broken peer's. */
+static bool rndv_cts_pushed(struct csni_conn *c, const struct csni_frame *f, uint32_t kind)
+{
+    struct csni_peer *pp = c->pp;
+    csni_lock(&pp->lock);
+    struct csni_op *op = csni_oplist_find_token(&pp->wait_cts, csni_frame_sender_token(f));
+    bool pushed = op && op->pushed;
+    bool refusal = kind == CSNI_CTS_GONE || kind == CSNI_CTS_NOTID;
+    if (pushed && refusal)
+        op->refused = kind == CSNI_CTS_GONE ? CSN_PEER_LOST : CSN_ILLEGAL_NETID;
+    csni_unlock(&pp->lock);
+    if (pushed && !refusal)
+        csni_conn_fail(c, "clear-to-send for a message sent unasked");
+    return pushed;
 }
 
 void csni_rndv_on_cts(struct csni_conn *c, const struct csni_frame *f)
 {
     struct csni_peer *pp = c->pp;
     uint32_t kind = csni_frame_kind(f);
+    if (c->ofi && rndv_cts_pushed(c, f, kind)) /* only a fabric's messages are pushed */
+        return;
     if (kind == CSNI_CTS_SPLIT) {
         rndv_on_split(c, f);
         return;

@@ -13,8 +13,15 @@
 struct csni_unex;
 
 /* A receive op (marked WAIT_DATA, its pp, token and msglen set) matched an RTS that came on
- * rc: answer CTS. op->t's lock held. */
-void csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token, struct csni_conn *rc);
+ * rc: answer CTS, or, for a message the sender pushed (CSNI_RTS_PUSHED), post its receive with
+ * the fabric provider. op->t's lock held. False (out of memory for a pushed one's receive; op
+ * failed): the caller fails rc once it let go of the transport's lock. */
+bool csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token, struct csni_conn *rc,
+                        bool pushed);
+/* A pushed message of len bytes for nobody (its transport closed, or withdrawn) that came on
+ * rc: taken into memory of our own and dropped, so that its sender's provider lets go of the
+ * buffer (rc fails when memory is short). No transport or peer lock held. */
+void csni_rndv_drop_pushed(struct csni_conn *rc, size_t len, uint64_t sender_token);
 /* Copies the message straight from the sender's memory (pid, raddr), then tells the sender
  * (CTS PULLED). split (the receive was posted before the RTS, read under its connection's
  * reader lock, and large): the sender is asked to write the second part itself. No transport

@@ -159,6 +159,8 @@ static void teardown_drop_unex(struct csni_proc *p, struct csni_unex *u, struct 
     case CSNI_UX_RTS: {
         struct csni_frame g = csni_frame_cts(CSNI_CTS_GONE, 0, u->token, 0);
         (void)csni_peer_send_frame(u->pp, &g); /* lost: its transmit fails with it */
+        if (u->pushed)
+            csni_rndv_drop_pushed(u->conn, u->len, u->token);
         break;
     }
     }
@@ -235,11 +237,21 @@ void csni_tport_drain(struct csni_proc *p, csn_transport *t, struct csni_op *hel
     /* Our transmits and receives parked with peers. */
     struct csni_frame note = csni_frame_tids(CSNI_TIDS_GONE, t->tid, 0);
     for (struct csni_peer *pp = peers; pp; pp = pp->next) {
+        struct csni_op *before = gone;
         csni_lock(&pp->lock);
         teardown_take(&pp->wait_cts, t, &gone);
+        struct csni_op *sends = gone;
         teardown_take(&pp->wait_data, t, &gone);
         bool tell = pp->conn && !pp->lost;
         csni_unlock(&pp->lock);
+        /* Messages we pushed that the receiver may not have matched: withdrawn, so that it
+         * takes them (the provider holds our buffers until it does: the wait below). */
+        for (struct csni_op *op = sends; tell && op != before; op = op->next)
+            if (op->pushed) {
+                struct csni_frame w = csni_frame_rts_withdrawn(csni_netid_tid(op->peer), t->tid,
+                                                               op->token);
+                (void)csni_peer_send_frame(pp, &w); /* lost: so is the peer */
+            }
         /* Its senders learn that t is gone: their later transmits fail at once (PEER_LOST)
          * instead of being dropped on arrival. */
         if (tell)

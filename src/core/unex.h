@@ -29,6 +29,7 @@ struct csni_unex {
     uint64_t raddr;       /* RTS: the sender's buffer, for a pull (0: none) */
     pid_t pid;            /* RTS with raddr: the sender's pid */
     struct csni_conn *conn; /* RTS: the connection it came on (never freed) */
+    bool pushed;            /* RTS: its payload comes by the fabric provider (CSNI_RTS_PUSHED) */
     struct csni_op *txop; /* SELF: the parked transmit of this process */
     struct csni_op *rxop; /* EAGER, incomplete: the receive that matched it meanwhile */
 };

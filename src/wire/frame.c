@@ -110,6 +110,11 @@ int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, str
             *why = "message length out of range";
             return -1;
         }
+        if (f->type == CSNI_F_RTS && (f->aux > CSNI_RTS_WITHDRAWN ||
+                                      (f->aux == CSNI_RTS_WITHDRAWN && f->len != 0))) {
+            *why = "bad request-to-send kind";
+            return -1;
+        }
         break;
     case CSNI_F_CTS:
     case CSNI_F_DATA:

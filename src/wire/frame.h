@@ -3,6 +3,7 @@
 #ifndef CSNI_FRAME_H
 #define CSNI_FRAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,7 +14,8 @@
  *  12  u32 aux      CTS, DATA: CSNI_CTS_OK or CSNI_CTS_GONE (the other side's transport is
  *                   gone; DATA then has no payload); CTS only: CSNI_CTS_PULLED (the receiver
  *                   copied len bytes itself with process_vm_readv: the transmit is done);
- *                   CSNI_CTS_SPLIT (below); HELLO: protocol version
+ *                   CSNI_CTS_SPLIT (below); HELLO: protocol version; RTS: CSNI_RTS_ASK,
+ *                   _PUSHED or _WITHDRAWN (below)
  *  16  u64 len      EAGER/DATA: payload bytes that follow; RTS: message length; CTS: bytes
  *                   the receiver wants; CREDIT: bytes returned; HELLO: key bytes that follow
  *  24  u64 cookie   RTS/CTS: the sender's token; DATA: the receiver's token; HELLO: process id;
@@ -55,6 +57,13 @@ enum csni_frame_type {
 /* CSNI_CTS_NOTID (CTS only, answering an RTS): the destination transport never existed at the
  * receiver (its id was never handed out): the transmit fails with CSN_ILLEGAL_NETID (GONE: it
  * closed, CSN_PEER_LOST). */
+/* RTS kinds (aux). PUSHED (over a libfabric link): the sender has handed the message to the
+ * provider already, tagged with its token (cookie); the receiver posts its receive with that
+ * tag once it matches, and answers nothing: the provider's completions end both sides.
+ * WITHDRAWN (len 0): the sender's transport closed before the receiver matched the pushed
+ * message with this token; the receiver takes the payload into memory of its own and drops
+ * it, and keeps the RTS as an ordinary one (a receive that takes it asks, and fails). */
+enum { CSNI_RTS_ASK = 0, CSNI_RTS_PUSHED = 1, CSNI_RTS_WITHDRAWN = 2 };
 enum {
     CSNI_CTS_OK = 0,
     CSNI_CTS_GONE = 1,
@@ -115,16 +124,25 @@ static inline struct csni_frame csni_frame_eager(uint32_t dst, uint32_t src, uin
     return (struct csni_frame){.type = CSNI_F_EAGER, .dst = dst, .src = src, .len = len};
 }
 
-/* pull_addr: the sender's buffer when the receiver may copy it itself, else 0. */
+/* pull_addr: the sender's buffer when the receiver may copy it itself, else 0. pushed: over
+ * a libfabric link, the payload follows by the provider already (CSNI_RTS_PUSHED). */
 static inline struct csni_frame csni_frame_rts(uint32_t dst, uint32_t src, uint64_t len,
-                                               uint64_t sender_token, uint64_t pull_addr)
+                                               uint64_t sender_token, uint64_t pull_addr,
+                                               bool pushed)
 {
     return (struct csni_frame){.type = CSNI_F_RTS,
                                .dst = dst,
                                .src = src,
+                               .aux = pushed ? CSNI_RTS_PUSHED : CSNI_RTS_ASK,
                                .len = len,
                                .cookie = sender_token,
                                .cookie2 = pull_addr};
+}
+static inline struct csni_frame csni_frame_rts_withdrawn(uint32_t dst, uint32_t src,
+                                                         uint64_t sender_token)
+{
+    return (struct csni_frame){
+        .type = CSNI_F_RTS, .dst = dst, .src = src, .aux = CSNI_RTS_WITHDRAWN, .cookie = sender_token};
 }
 /* kind: CSNI_CTS_OK, _GONE or _PULLED (csni_frame_cts_split for _SPLIT). */
 static inline struct csni_frame csni_frame_cts(uint32_t kind, uint64_t len, uint64_t sender_token,
@@ -212,6 +230,11 @@ static inline uint64_t csni_frame_receiver_token(const struct csni_frame *f)
     if (f->aux == CSNI_CTS_SPLIT)
         return (uint64_t)f->dst | (uint64_t)f->src << 32;
     return f->cookie2;
+}
+/* RTS: CSNI_RTS_ASK, _PUSHED or _WITHDRAWN. */
+static inline uint32_t csni_frame_rts_kind(const struct csni_frame *f)
+{
+    return f->aux;
 }
 /* RTS: the sender's buffer for a pull (0: none). Split CTS: the receiver's buffer. */
 static inline uint64_t csni_frame_pull_addr(const struct csni_frame *f)

@@ -84,7 +84,7 @@ static void test_stream(unsigned seed)
     put(&f, mid, sizeof mid);
     f = csni_frame_eager(2, 3, sizeof cut); /* the receive takes 100 bytes, the rest dropped */
     put(&f, cut, sizeof cut);
-    f = csni_frame_rts(2, 3, BIG, 77, 0);
+    f = csni_frame_rts(2, 3, BIG, 77, 0, false);
     put(&f, NULL, 0);
     for (uint64_t off = 0; off < BIG; off += CSNI_DATA_CHUNK) {
         uint64_t n = BIG - off < CSNI_DATA_CHUNK ? BIG - off : CSNI_DATA_CHUNK;

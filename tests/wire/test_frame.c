@@ -88,6 +88,16 @@ int main(void)
     refused((struct csni_frame){.type = CSNI_F_RTS, .dst = 1, .src = 1, .len = (1ull << 48) + 1},
             -1, 0);
     refused((struct csni_frame){.type = CSNI_F_CTS, .aux = 9}, -1, 0);
+    /* RTS kinds: asked, pushed to the fabric provider, withdrawn (no length) */
+    roundtrip(csni_frame_rts(5, 9, 1u << 20, 77, 0, true));
+    struct csni_frame pushed = csni_frame_rts(5, 9, 1, 77, 0, true);
+    CHECK(csni_frame_rts_kind(&pushed) == CSNI_RTS_PUSHED);
+    roundtrip(csni_frame_rts_withdrawn(5, 9, 77));
+    refused((struct csni_frame){.type = CSNI_F_RTS, .dst = 1, .src = 1, .aux = CSNI_RTS_WITHDRAWN,
+                                .len = 5},
+            -1, 0);
+    refused((struct csni_frame){.type = CSNI_F_RTS, .dst = 1, .src = 1, .aux = CSNI_RTS_WITHDRAWN + 1},
+            -1, 0);
     roundtrip(csni_frame_move(CSNI_MOVE_LAST));
     roundtrip(csni_frame_move(CSNI_MOVE_OK));
     CHECK(csni_frame_move_kind(&(struct csni_frame){.type = CSNI_F_MOVE, .aux = 1}) ==

@@ -55,13 +55,23 @@
 /* The tag of a message the provider moves itself (csni_ofi_fab_send): this bit and the
  * receiver's token. The stream's messages are tag 0. */
 #define OFI_FAB_TAG (1ull << 62)
+/* With this bit too: a message pushed before its receiver asked (CSNI_RTS_PUSHED), tagged
+ * with the sender's token (the two sides' tokens are counted apart). */
+#define OFI_PUSH_TAG (1ull << 61)
+/* At most this many of the provider's own sends under way on a link when one more is pushed:
+ * what the receiver's provider holds for messages it has not matched stays bounded (rxm: a
+ * buffer each, and the payload below its rendezvous limit, 128 KiB). */
+#define OFI_PUSH_MAX 8
 
 /* One message the provider moves straight between the two processes' buffers. */
 struct ofi_fab {
     uint8_t ctx[CSNI_OFI_CTX]; /* the provider's (first: the completion's context is &fab) */
     struct csni_ofi_fab d;     /* what the connection engine gets back */
     const void *buf;           /* a send the provider had no room for yet (!posted) */
-    void *sink;                /* a receive's own memory (for a closed transport), freed with it */
+    void *sink;                /* a receive's own memory (a message dropped, or longer than the
+                                * receive), freed with it */
+    void *head;                /* a receive into sink for a shorter buffer: where its head goes */
+    size_t headlen;
     uint64_t tag;
     bool posted;
     struct ofi_fab *next;
@@ -299,7 +309,7 @@ static void ofi_fab_finish(struct csni_ofi_link *l, struct ofi_fab **pf, size_t 
 }
 
 static bool ofi_fab_post_rx(struct csni_ofi_link *l, void *buf, size_t len, uint64_t tag,
-                            uint64_t token, void *t, void *sink);
+                            uint64_t token, void *t, void *sink, void *head, size_t headlen);
 
 /* The provider completed a message of its own (context ctx). */
 static void ofi_fab_done(struct csni_ofi_link *l, void *ctx, const struct csni_ofi_done *d)
@@ -314,7 +324,12 @@ static void ofi_fab_done(struct csni_ofi_link *l, void *ctx, const struct csni_o
                 tag = f->tag;
                 len = f->d.len;
             }
-            ofi_fab_finish(l, pf, d->len, d->err);
+            if (f->head && d->err == 0) { /* the head of a longer message */
+                memcpy(f->head, f->sink, d->len < f->headlen ? d->len : f->headlen);
+                ofi_fab_finish(l, pf, d->len < f->headlen ? d->len : f->headlen, 0);
+            } else {
+                ofi_fab_finish(l, pf, d->len, d->err);
+            }
             break;
         }
     pthread_mutex_unlock(&l->fab_lock);
@@ -324,7 +339,7 @@ static void ofi_fab_done(struct csni_ofi_link *l, void *ctx, const struct csni_o
      * as DATA for a closed transport is read and dropped. */
     if (tag) {
         void *sink = malloc(len ? len : 1);
-        if (!sink || !ofi_fab_post_rx(l, sink, len, tag, 0, NULL, sink)) {
+        if (!sink || !ofi_fab_post_rx(l, sink, len, tag, 0, NULL, sink, NULL, 0)) {
             free(sink);
             fprintf(stderr, "csn: ofi: cannot post a receive to drop a message for a closed "
                             "transport: its sender waits\n");
@@ -760,11 +775,11 @@ static struct ofi_fab *ofi_fab_new(struct csni_ofi_link *l, bool rx, uint64_t to
 
 bool csni_ofi_fab_recv(struct csni_conn *c, void *buf, size_t len, uint64_t token, void *t)
 {
-    return ofi_fab_post_rx(c->ofi, buf, len, OFI_FAB_TAG | token, token, t, NULL);
+    return ofi_fab_post_rx(c->ofi, buf, len, OFI_FAB_TAG | token, token, t, NULL, NULL, 0);
 }
 
 static bool ofi_fab_post_rx(struct csni_ofi_link *l, void *buf, size_t len, uint64_t tag,
-                            uint64_t token, void *t, void *sink)
+                            uint64_t token, void *t, void *sink, void *head, size_t headlen)
 {
     struct ofi_fab *f = ofi_fab_new(l, true, token, t, NULL, len, tag);
     if (!f)
@@ -773,6 +788,8 @@ static bool ofi_fab_post_rx(struct csni_ofi_link *l, void *buf, size_t len, uint
     int rc = ofi_mod->post_recv(l->ep, buf, len, f->tag, f->ctx);
     f->posted = rc == 0;
     f->sink = rc == 0 ? sink : NULL;
+    f->head = head;
+    f->headlen = headlen;
     if (rc != 0) {
         l->fab_live = f->next;
         atomic_fetch_sub(&l->nfab, 1);
@@ -781,6 +798,41 @@ static bool ofi_fab_post_rx(struct csni_ofi_link *l, void *buf, size_t len, uint
     if (rc != 0)
         free(f);
     return rc == 0;
+}
+
+/* A receive of the message pushed with stoken, msglen bytes: into buf when it has room for
+ * all of them, else into memory of the link's own whose first room bytes go to buf at its
+ * completion (a provider need not handle a receive shorter than its message: the shm
+ * provider of libfabric 1.17 spun for ever in fi_trecv on one), or dropped when buf is NULL.
+ * Some providers cut a longer message off cleanly; none is relied on to. */
+bool csni_ofi_fab_recv_pushed(struct csni_conn *c, void *buf, size_t room, size_t msglen,
+                              uint64_t stoken, uint64_t token, void *t)
+{
+    uint64_t tag = OFI_FAB_TAG | OFI_PUSH_TAG | stoken;
+    if (buf && room >= msglen)
+        return ofi_fab_post_rx(c->ofi, buf, msglen, tag, token, t, NULL, NULL, 0);
+    void *sink = malloc(msglen ? msglen : 1);
+    if (!sink)
+        return false;
+    if (!ofi_fab_post_rx(c->ofi, sink, msglen, tag, token, t, sink, buf, room)) {
+        free(sink);
+        return false;
+    }
+    return true;
+}
+
+bool csni_ofi_fab_drop(struct csni_conn *c, size_t msglen, uint64_t stoken)
+{
+    return csni_ofi_fab_recv_pushed(c, NULL, 0, msglen, stoken, 0, NULL);
+}
+
+bool csni_ofi_fab_push(struct csni_conn *c, const void *buf, size_t len, uint64_t token, void *t)
+{
+    struct csni_ofi_link *l = c->ofi;
+    if (!l || !atomic_load_explicit(&l->have_peer, memory_order_acquire) || atomic_load(&l->failed) ||
+        atomic_load_explicit(&l->nfab_tx, memory_order_relaxed) >= OFI_PUSH_MAX)
+        return false;
+    return csni_ofi_fab_send(c, buf, len, OFI_PUSH_TAG | token, token, t);
 }
 
 bool csni_ofi_fab_send(struct csni_conn *c, const void *buf, size_t len, uint64_t rtoken,

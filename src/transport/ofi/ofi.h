@@ -76,6 +76,19 @@ bool csni_ofi_fab_recv(struct csni_conn *c, void *buf, size_t len, uint64_t toke
  * that receive (our transmit is gone). False only when out of memory. Not blocking. */
 bool csni_ofi_fab_send(struct csni_conn *c, const void *buf, size_t len, uint64_t rtoken,
                        uint64_t token, void *t);
+/* A pushed rendezvous (CSNI_RTS_PUSHED). The sender hands len bytes of buf to the provider
+ * before the receiver asks, tagged with its token (the send's completion carries it too);
+ * false: not sent (no peer address yet, the link failed, OFI_PUSH_MAX of its sends under way,
+ * out of memory): send an ordinary RTS. The receiver, once it matched the RTS, posts its
+ * receive of the msglen-byte message the sender pushed with stoken; buf has room for room
+ * bytes (fewer: the head goes there, the completion's len says room). A message for nobody
+ * (its transport closed, or its sender withdrew it) is taken and dropped (csni_ofi_fab_drop),
+ * so that the sender's provider lets go of its buffer. False: out of memory. Not blocking;
+ * any lock may be held. */
+bool csni_ofi_fab_push(struct csni_conn *c, const void *buf, size_t len, uint64_t token, void *t);
+bool csni_ofi_fab_recv_pushed(struct csni_conn *c, void *buf, size_t room, size_t msglen,
+                              uint64_t stoken, uint64_t token, void *t);
+bool csni_ofi_fab_drop(struct csni_conn *c, size_t msglen, uint64_t stoken);
 /* Completions found so far (at most n, the oldest not first): their count. Reader lock held. */
 int csni_ofi_fab_take(struct csni_conn *c, struct csni_ofi_fab *out, int n);
 /* Withdraws c's posted receives of transport t (all of them when t is NULL): each completes
