@@ -337,22 +337,30 @@ static void mode_peerlost(void)
     printf("peerlost: ok in %.2f s\n", now_s() - t0);
 }
 
+/* Opens this rank's transport X of a test's round, named mp.KIND ROUND.RANK, and looks up the
+ * other rank's (both ranks call it). */
+static void pair_open(csn_transport **X, csn_netid *peer_x, const char *kind, int round)
+{
+    char name[32];
+    CHECK_OK(csn_open(X));
+    snprintf(name, sizeof name, "mp.%s%d.%d", kind, round, rank);
+    CHECK_OK(csn_register_name(*X, name));
+    snprintf(name, sizeof name, "mp.%s%d.%d", kind, round, 1 - rank);
+    CHECK_OK(csn_lookup_name(peer_x, name));
+}
+
 /* One rendezvous of a transport X that closes with it under way: the other side's operation
  * completes (CSN_OK or CSN_PEER_LOST) within seconds, the close returns, and the pair goes on. */
 static void closerndv_round(int closer, int round, uint8_t *big, size_t n)
 {
-    char name[32], tok[4] = "go";
+    char tok[4] = "go";
     csn_transport *X;
     csn_netid peer_x, id, from = ids[1 - rank];
     size_t got;
     void *buf;
     csn_status st;
     double t0;
-    CHECK_OK(csn_open(&X));
-    snprintf(name, sizeof name, "mp.x%d.%d", round, rank);
-    CHECK_OK(csn_register_name(X, name));
-    snprintf(name, sizeof name, "mp.x%d.%d", round, 1 - rank);
-    CHECK_OK(csn_lookup_name(&peer_x, name));
+    pair_open(&X, &peer_x, "x", round);
     CHECK_OK(csn_job_barrier(T));
     /* The sender announces its message on X, then says so on T (after it on the pair). */
     int sender = round == 0 ? 1 - closer : closer;
@@ -380,12 +388,19 @@ static void closerndv_round(int closer, int round, uint8_t *big, size_t n)
     CHECK_OK(csn_job_barrier(T));
 }
 
-static void mode_closerndv(void)
+/* n bytes of ones, for a two-rank mode's large messages. */
+static uint8_t *pair_big(size_t n)
 {
-    size_t n = 16u << 20;
     uint8_t *big = malloc(n);
     CHECK(size == 2 && big);
     memset(big, 1, n);
+    return big;
+}
+
+static void mode_closerndv(void)
+{
+    size_t n = 16u << 20;
+    uint8_t *big = pair_big(n);
     closerndv_round(0, 0, big, n); /* rank 0 receives, and closes after posting */
     closerndv_round(0, 1, big, n); /* rank 0 sends, and closes right after */
     free(big);
@@ -640,21 +655,18 @@ static void mode_crossing(void)
  * provider moves large messages the sender hands the message to the provider with its RTS,
  * and the provider holds the sender's buffer until the receiver takes it: the sender's close
  * withdraws it (the receiver drops the payload; a receive that takes the message fails, as
- * over every transport), the receiver's close drops it (the transmit completes). Either close returns within seconds, not after the
- * provider's 5 s wait. Over other transports the same must hold. */
+ * over every transport), the receiver's close drops it (the transmit completes). Either
+ * close returns within seconds, not after the provider's 5 s wait. Over other transports
+ * the same must hold. */
 static void pushdrop_round(int round, uint8_t *big, size_t n)
 {
-    char name[32], tok[4] = "go";
+    char tok[4] = "go";
     csn_transport *X;
     csn_netid peer_x, id, from = ids[1 - rank];
     size_t got;
     void *buf;
     csn_status st;
-    CHECK_OK(csn_open(&X));
-    snprintf(name, sizeof name, "mp.p%d.%d", round, rank);
-    CHECK_OK(csn_register_name(X, name));
-    snprintf(name, sizeof name, "mp.p%d.%d", round, 1 - rank);
-    CHECK_OK(csn_lookup_name(&peer_x, name));
+    pair_open(&X, &peer_x, "p", round);
     /* The sender learns of the receiver's X from a message of it: its transmit then leaves
      * at once (not held for the question whether X exists, which a close would withdraw). */
     if (rank == 0) {
@@ -679,10 +691,14 @@ static void pushdrop_round(int round, uint8_t *big, size_t n)
         CHECK_OK(csn_tx(T, ids[1 - rank], tok, sizeof tok));
     } else {
         CHECK_OK(csn_rx(T, &from, tok, sizeof tok, &got));
-        if (round == 0) { /* withdrawn: a receive posted now fails, the sender being gone */
+        if (round == 0) {
+            /* Withdrawn: a receive posted now fails, the sender being gone; or finds nothing
+             * (the transmit was still held for the question whether X exists, and the close
+             * took it back: over shm the learning message above may be matched on a path
+             * that does not learn). */
             CHECK_OK(csn_rx_nb(X, big, n, &got));
-            CHECK_EQ_STATUS(csn_test(X, CSN_RX, 5 * 1000 * 1000, &id, &buf, &st), CSN_RX_READY);
-            CHECK_EQ_STATUS(st, CSN_PEER_LOST);
+            csn_status r = csn_test(X, CSN_RX, 2 * 1000 * 1000, &id, &buf, &st);
+            CHECK(r == CSN_TIMEOUT || (r == CSN_RX_READY && st == CSN_PEER_LOST));
         } else { /* dropped: the transmit completes */
             CHECK_EQ_STATUS(csn_test(X, CSN_TX, 5 * 1000 * 1000, &id, &buf, &st), CSN_TX_READY);
             CHECK(st == CSN_OK || st == CSN_PEER_LOST);
@@ -696,9 +712,7 @@ static void pushdrop_round(int round, uint8_t *big, size_t n)
 static void mode_pushdrop(void)
 {
     size_t n = 1u << 20;
-    uint8_t *big = malloc(n);
-    CHECK(size == 2 && big);
-    memset(big, 1, n);
+    uint8_t *big = pair_big(n);
     /* A large message first: over a fabric the sender then has its own connection (the
      * pair's sending one is final, and large messages go to the provider at once). */
     if (rank == 1) {
