@@ -51,6 +51,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 CSN_LOOKUP_TIME
 if [ -n "${KEEP_DIR:-}" ]; then T=$KEEP_DIR; mkdir -p "$T" || exit 2
 else T=$(mktemp -d /tmp/ofi-vs-mpi.XXXXXX) || exit 2; trap 'rm -rf "$T"' EXIT; fi
 trap 'exit 130' INT TERM
+# The median of the space-separated numbers in a string ("-" for none), on ratios.awk's.
+AWK_MED=$(cat "$(dirname "$0")/common/ratios.awk") || { echo "ofi-vs-mpi.sh: bench/common/ratios.awk is missing" >&2; exit 2; }
+AWK_MED="$AWK_MED"'
+function med(str,   a, m) { m = split(str, a, " "); return m ? median(a, m) : "-" }'
 ppargs="--sizes $sizes --samples 5 --test lat,bw ${PP_ARGS:-}"
 
 # fi_pingpong, one size at a time: a server and its client on this host, each transfer's
@@ -109,10 +113,8 @@ echo
 echo "| config | size | latency us (median of rounds) | bandwidth MB/s (median of rounds) | rounds |"
 echo "|---|---|---|---|---|"
 for c in "${C[@]}"; do
-    cat "$T/$c".* 2>/dev/null | awk -v c="$c" '
+    cat "$T/$c".* 2>/dev/null | awk -v c="$c" "$AWK_MED"'
         /^ *[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+/ { s = $1; lat[s] = lat[s] " " $2; bw[s] = bw[s] " " $5; if (!(s in seen)) { seen[s] = 1; order[++ns] = s } }
-        function med(str,   a, m, i, j, t) { m = split(str, a, " "); for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-            return m ? (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2) : "-" }
         END { for (i = 1; i <= ns; i++) { s = order[i]; b = med(bw[s]); printf "| %s | %s | %.2f | %s | %d |\n", c, s, med(lat[s]), (b > 0 ? sprintf("%.1f", b) : "-"), split(lat[s], x, " ") } }'
 done
 [ -e "$T/ompi-ofi-tcp.1" ] || exit 0
@@ -129,8 +131,6 @@ for c in csn-ofi-tcp csn-ofi-tcp-stream; do
         awk 'FNR == 1 { f++ }
             /^ *[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+/ { if (f == 1) { l[$1] = $2; b[$1] = $5 } else if ($1 in l && $2 > 0 && b[$1] > 0 && $5 > 0) print $1, l[$1] / $2, b[$1] / $5 }' \
             "$T/$c.$r" "$T/ompi-ofi-tcp.$r"
-    done | awk '{ if (!($1 in seen)) { seen[$1] = 1; order[++ns] = $1 } lat[$1] = lat[$1] " " $2; bw[$1] = bw[$1] " " $3 }
-        function med(str,   a, m, i, j, t) { m = split(str, a, " "); for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-            return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
+    done | awk "$AWK_MED"'{ if (!($1 in seen)) { seen[$1] = 1; order[++ns] = $1 } lat[$1] = lat[$1] " " $2; bw[$1] = bw[$1] " " $3 }
         END { for (i = 1; i <= ns; i++) { s = order[i]; printf "| %s | %.2f | %.2f | %d |\n", s, med(lat[s]), med(bw[s]), split(lat[s], x, " ") } }'
 done

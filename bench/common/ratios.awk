@@ -1,6 +1,7 @@
 # ratios.awk: functions the comparison scripts' awk programs share (bench/tcp-vs-mpi.sh,
-# bench/shm-vs-mpi.sh; prepended to each program). Their data: v[KIND, ROUND, SIZE, METRIC],
-# the variable rounds, and for noise_line the sizes order[1..nsizes].
+# bench/shm-vs-mpi.sh, bench/ofi-vs-mpi.sh; prepended to each program). The noise functions'
+# data: v[KIND, ROUND, SIZE, METRIC], the variable rounds, and for noise_line the sizes
+# order[1..nsizes].
 
 # The median of a[1..n] ("" when n is 0).
 function median(a, n,    i, j, t) {

@@ -121,17 +121,17 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
 
 /* Over a fabric whose provider moves large messages itself, a rendezvous message goes to the
  * provider at once, before the receiver asks, on the connection its RTS takes (pp->conn,
- * final once settled): the receiver posts its receive when it matches, and no CTS round trip
+ * final once pp->own is seen): the receiver posts its receive when it matches, and no CTS round trip
  * comes first, as MPIs hand their large sends to the provider (latency 256 KiB-1 MiB 1.14-1.21x
  * better, BENCHMARKS.md). Returns the RTS to send, a request of its own: the provider's
  * completion may come before the RTS is written, and the op is the user's again then. NULL:
- * ask as usual (not such a message, not settled, OFI_PUSH_MAX under way, no memory). pp's
+ * ask as usual (not such a message, conn not final, OFI_PUSH_MAX under way, no memory). pp's
  * lock held, op on its CTS list. */
 static struct csni_sendreq *match_push(struct csni_peer *pp, struct csni_op *op, uint32_t dst)
 {
     struct csni_conn *c = pp->conn;
     if (!c->ofi || !csni_ofi_rndv_min() || op->len < csni_ofi_rndv_min() ||
-        !atomic_load_explicit(&pp->settled, memory_order_acquire))
+        !atomic_load_explicit(&pp->own, memory_order_acquire))
         return NULL;
     struct csni_frame f = csni_frame_rts(dst, op->t->tid, op->len, op->token, 0, true);
     struct csni_sendreq *sr = csni_sendreq_new(&f);
@@ -180,28 +180,31 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
         csni_complete_unlocked(op, CSN_PEER_LOST);
         return;
     }
-    struct csni_frame f;
-    struct csni_sendreq *rts = NULL; /* a pushed message's (match_push) */
+    /* The frame to send: op's own request, or a pushed message's RTS (match_push), after which
+     * the op is not ours to touch once the peer lock goes. */
+    struct csni_sendreq *sr = &op->sr;
     if (lanes && op->len <= pp->eager_max && csni_credit_take(pp, csni_credit_cost(op->len))) {
-        f = csni_frame_eager(dst, t->tid, op->len);
+        struct csni_frame f = csni_frame_eager(dst, t->tid, op->len);
+        csni_frame_encode(&f, op->sr.hdr);
         op->sr.payload = op->buf;
         op->sr.paylen = op->len;
+        op->sr.op = op;
     } else {
         op->token = atomic_fetch_add(&p->next_token, 1);
         op->state = CSNI_ST_WAIT_CTS;
         csni_oplist_push(&pp->wait_cts, op);
-        rts = lanes ? NULL : match_push(pp, op, dst);
-        /* Over shared memory the receiver may pull the message itself (CSN_SHM_PULL). */
-        uint64_t pull = pp->conn->shm && p->cma && op->len >= p->tun.pull_min
-                            ? (uint64_t)(uintptr_t)op->buf
-                            : 0;
-        f = csni_frame_rts(dst, t->tid, op->len, op->token, pull, false);
-        op->sr.payload = NULL;
-        op->sr.paylen = 0;
-    }
-    if (!rts) { /* else the op is not ours to touch once the peer lock goes */
-        csni_frame_encode(&f, op->sr.hdr);
-        op->sr.op = op;
+        if (lanes || !(sr = match_push(pp, op, dst))) {
+            /* Over shared memory the receiver may pull the message itself (CSN_SHM_PULL). */
+            uint64_t pull = pp->conn->shm && p->cma && op->len >= p->tun.pull_min
+                                ? (uint64_t)(uintptr_t)op->buf
+                                : 0;
+            struct csni_frame f = csni_frame_rts(dst, t->tid, op->len, op->token, pull, false);
+            csni_frame_encode(&f, op->sr.hdr);
+            op->sr.payload = NULL;
+            op->sr.paylen = 0;
+            op->sr.op = op;
+            sr = &op->sr;
+        }
     }
     c = pp->conn;
     csni_unlock(&pp->lock);
@@ -210,7 +213,7 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
     /* Outside the peer lock: writing may complete the op at once. Frames of one thread
      * still leave in call order, which is all per-pair FIFO needs. A pushed message's op may
      * be complete already (the provider's completion does not wait for the RTS). */
-    csni_conn_send(c, rts ? rts : &op->sr);
+    csni_conn_send(c, sr);
 }
 
 csn_status csni_post_tx(csn_transport *t, struct csni_op *op)

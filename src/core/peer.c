@@ -269,7 +269,6 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
     bool move = false;
     if (c) {
         csni_lock(&pp->lock);
-        atomic_store_explicit(&pp->own, true, memory_order_relaxed);
         if (!pp->conn)
             pp->conn = c;
         else /* the peer's connection came in meanwhile */
@@ -278,8 +277,8 @@ struct csni_peer *csni_peer_get(struct csni_proc *p, int proc, csn_status *rv)
     }
     if (move)
         peer_move(p, pp, c);
-    if (c)
-        atomic_store_explicit(&pp->settled, true, memory_order_release);
+    if (c) /* after the move: see own */
+        atomic_store_explicit(&pp->own, true, memory_order_release);
     csni_mutex_unlock(&pp->connecting);
     if (r == CSN_PEER_LOST) {
         *rv = CSN_PEER_LOST; /* the caller declares it lost (csni_peer_lost) */
@@ -304,12 +303,11 @@ void csni_peer_own(struct csni_proc *p, struct csni_peer *pp, size_t len)
         move = pp->conn != c; /* csni_conn_new made it the sending one if there was none */
         csni_unlock(&pp->lock);
     }
-    /* Once, made or not: a peer that cannot be reached now is lost soon, or keeps the
-     * connection it made (slower, not wrong). */
-    atomic_store_explicit(&pp->own, true, memory_order_relaxed);
     if (move)
         peer_move(p, pp, c);
-    atomic_store_explicit(&pp->settled, true, memory_order_release);
+    /* Once, made or not: a peer that cannot be reached now is lost soon, or keeps the
+     * connection it made (slower, not wrong). After the move: see own. */
+    atomic_store_explicit(&pp->own, true, memory_order_release);
     csni_mutex_unlock(&pp->connecting);
 }
 

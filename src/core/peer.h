@@ -22,10 +22,10 @@ struct csni_peer {
      * one then go to the new one (csni_conn_move). */
     struct csni_conn *_Atomic conn;
     bool lost;
-    _Atomic bool own;             /* we made a connection to it (or tried, for a large message) */
-    /* own_sends: conn is final (our own connection made, or tried, and any move to it begun):
-     * a message handed to the provider on conn has its RTS on conn too (match.c). */
-    _Atomic bool settled;
+    /* We made a connection to it (or tried, for a large message), and any move to it began
+     * (stored with release after it, under connecting): conn is final from then on, so a
+     * message handed to the fabric provider on conn has its RTS on conn too (match.c). */
+    _Atomic bool own;
     int nconns;                   /* live connections; it is lost when the last one ends */
     _Atomic bool ready;           /* conn set or lost (final): no need to connect */
     _Atomic int64_t credit;       /* eager bytes we may still send to it (no lock) */

@@ -290,13 +290,16 @@ static void rndv_on_fabric(struct csni_conn *c, const struct csni_frame *f)
      * buffer is the user's again. */
     csni_lock(&pp->lock);
     struct csni_op *op = csni_oplist_find_token(&pp->wait_cts, token);
-    bool fits = op && f->len <= op->len;
+    bool unasked = op && op->pushed; /* with the provider already: a broken peer's answer */
+    bool fits = op && !unasked && f->len <= op->len;
     bool sent = fits && csni_ofi_fab_send(c, op->buf, (size_t)f->len, rtoken, token, op->t);
     csni_unlock(&pp->lock);
     if (!op) {
         /* Our transport closed meanwhile: an empty message fails the receive posted for it. */
         if (!csni_ofi_fab_send(c, NULL, 0, rtoken, 0, NULL))
             csni_conn_fail(c, "out of memory for a fabric notice");
+    } else if (unasked) {
+        csni_conn_fail(c, "clear-to-send for a message sent unasked");
     } else if (!fits) {
         csni_conn_fail(c, "clear-to-send asks for more than the message"); /* fails the op */
     } else if (!sent) {
@@ -323,31 +326,26 @@ void csni_rndv_fabric_done(struct csni_conn *c, const struct csni_ofi_fab *d)
     csni_complete_unlocked(op, !ok ? CSN_PEER_LOST : d->rx ? CSN_OK : op->refused);
 }
 
-/* A CTS for a message we pushed (CSNI_RTS_PUSHED): true when it was. Its transport gone at
- * the receiver (GONE, NOTID): the status is kept for the provider's completion, which is
- * still to come (the receiver takes the message and drops it), and given then; any other
- * answer is a broken peer's. */
-static bool rndv_cts_pushed(struct csni_conn *c, const struct csni_frame *f, uint32_t kind)
+/* A CTS for op, a message we pushed (CSNI_RTS_PUSHED), taken off the CTS list (pp's lock held,
+ * released here): it goes back there until its provider completes it (csni_rndv_fabric_done,
+ * the provider holding its buffer till then). The receiver's transport gone (GONE, NOTID):
+ * the status is given then (the receiver takes the message and drops it); any other answer is
+ * a broken peer's. */
+static void rndv_cts_pushed(struct csni_conn *c, struct csni_op *op, uint32_t kind)
 {
-    struct csni_peer *pp = c->pp;
-    csni_lock(&pp->lock);
-    struct csni_op *op = csni_oplist_find_token(&pp->wait_cts, csni_frame_sender_token(f));
-    bool pushed = op && op->pushed;
     bool refusal = kind == CSNI_CTS_GONE || kind == CSNI_CTS_NOTID;
-    if (pushed && refusal)
+    if (refusal)
         op->refused = kind == CSNI_CTS_GONE ? CSN_PEER_LOST : CSN_ILLEGAL_NETID;
-    csni_unlock(&pp->lock);
-    if (pushed && !refusal)
+    csni_oplist_push(&c->pp->wait_cts, op);
+    csni_unlock(&c->pp->lock);
+    if (!refusal)
         csni_conn_fail(c, "clear-to-send for a message sent unasked");
-    return pushed;
 }
 
 void csni_rndv_on_cts(struct csni_conn *c, const struct csni_frame *f)
 {
     struct csni_peer *pp = c->pp;
     uint32_t kind = csni_frame_kind(f);
-    if (c->ofi && rndv_cts_pushed(c, f, kind)) /* only a fabric's messages are pushed */
-        return;
     if (kind == CSNI_CTS_SPLIT) {
         rndv_on_split(c, f);
         return;
@@ -363,6 +361,10 @@ void csni_rndv_on_cts(struct csni_conn *c, const struct csni_frame *f)
         /* Our transport closed meanwhile: tell the receiver no data will come. */
         struct csni_frame g = csni_frame_data(CSNI_CTS_GONE, 0, csni_frame_receiver_token(f), 0);
         (void)csni_peer_send_frame(pp, &g);
+        return;
+    }
+    if (op->pushed) {
+        rndv_cts_pushed(c, op, kind);
         return;
     }
     if (kind == CSNI_CTS_GONE || kind == CSNI_CTS_NOTID) {

@@ -324,12 +324,12 @@ static void ofi_fab_done(struct csni_ofi_link *l, void *ctx, const struct csni_o
                 tag = f->tag;
                 len = f->d.len;
             }
+            size_t got = d->len;
             if (f->head && d->err == 0) { /* the head of a longer message */
-                memcpy(f->head, f->sink, d->len < f->headlen ? d->len : f->headlen);
-                ofi_fab_finish(l, pf, d->len < f->headlen ? d->len : f->headlen, 0);
-            } else {
-                ofi_fab_finish(l, pf, d->len, d->err);
+                got = got < f->headlen ? got : f->headlen;
+                memcpy(f->head, f->sink, got);
             }
+            ofi_fab_finish(l, pf, got, d->err);
             break;
         }
     pthread_mutex_unlock(&l->fab_lock);
