@@ -16,12 +16,20 @@
 #     data      the data to the receiver's acknowledgement (the copy through the kernel)
 #     turn      the acknowledgement to the receiver's next sendmsg (the reply's header): the
 #               receive completes, the program sends back
+#   Below 16 KiB (SIZE under rxm's eager limit: one send per message, no rendezvous) the
+#   recvfrom that returns bytes is traced too, and each half round trip has two phases:
+#     wire      the sender's send to the receiver's first recvfrom with bytes: the kernel's
+#               delivery and the receiver's polling until it looks
+#     recvfrom  of which that recvfrom itself (it sends the connection's acknowledgement
+#               when nothing going back carries it)
+#     turn      that recvfrom to the receiver's next send: the message goes up to the
+#               program, the program sends back
 #   Printed per phase: the median over rounds of each run's median, in us (perf's tracing
 #   adds about 1 us per traced call to both alike), and the half round trips the run
 #   recognised. The 40- and 80-byte lengths are libfabric 1.17's rxm over tcp; another
-#   version may need them changed (RXM_READ_REQ, RXM_ACK below). SIZE above rxm's
-#   segmentation limit (FI_OFI_RXM_SAR_LIMIT, 128 KiB by default): below it rxm copies the
-#   message through its buffers and asks for nothing.
+#   version may need them changed (RXM_READ_REQ, RXM_ACK below). SIZE below 16 KiB or
+#   above rxm's segmentation limit (FI_OFI_RXM_SAR_LIMIT, 128 KiB by default): between them
+#   rxm sends a message in segments through its buffers and asks for nothing.
 #   Runs under flock /tmp/csn-bench.lock. Needs perf with the syscall tracepoints (root).
 #   Defaults: 3 rounds, size 256K, 2000 iterations.
 # Environment: KEEP_DIR (keep the perf data and the phase lists there).
@@ -30,7 +38,7 @@ build=build rounds=3 size=256K iters=2000
 RXM_READ_REQ=0x00000028 RXM_ACK=0x00000050
 while [ $# -gt 0 ]; do
     case $1 in
-    -h | --help) sed -n '4,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '4,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --build) build=${2:?--build needs a directory}; shift 2 ;;
     --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
     --size) size=${2:?--size needs a size}; shift 2 ;;
@@ -56,6 +64,16 @@ trap 'exit 130' INT TERM
 AWK_LIB=$(cat "$(dirname "$0")/common/ratios.awk") || { echo "ofi-phases.sh: bench/common/ratios.awk is missing" >&2; exit 2; }
 ppargs="--sizes $size --test lat --samples 1 --iters $iters --no-check"
 EV="-e syscalls:sys_enter_sendto -e syscalls:sys_enter_sendmsg"
+case $size in
+*[kK]) bytes=$((${size%?} * 1024)) ;; *[mM]) bytes=$((${size%?} * 1048576)) ;; *) bytes=$size ;;
+esac 2>/dev/null
+case "$bytes" in '' | *[!0-9]*) echo "ofi-phases.sh: bad --size '$size' (bytes, or a number with K or M)" >&2; exit 2 ;; esac
+if [ "$bytes" -lt 16384 ]; then
+    small=1 names="wire recvfrom turn total"
+    EV="$EV -e syscalls:sys_enter_recvfrom -e syscalls:sys_exit_recvfrom"
+else
+    small=0 names="request answer data turn total"
+fi
 
 run_one() { # run_one CONFIG PERFDATA
     case $1 in
@@ -68,12 +86,30 @@ run_one() { # run_one CONFIG PERFDATA
 # One run's phases: "PHASE US" per recognised half round trip, from perf script's lines
 # "COMM PID TIME: EVENT: ARGS" of the two pingpong processes (not csnrun, mpirun, orted).
 phases() {
-    perf script -i "$1" -F comm,pid,time,event,trace 2>/dev/null | awk -v rq="$RXM_READ_REQ" -v ack="$RXM_ACK" '
+    perf script -i "$1" -F comm,pid,time,event,trace 2>/dev/null | awk -v rq="$RXM_READ_REQ" -v ack="$RXM_ACK" -v small="$small" '
     $1 != "pingpong" && $1 != "pingpong-mpi" { next }
     {
         pid = $2; t = $3; sub(/:$/, "", t); t += 0
         len = ""; if (match($0, /len: 0x[0-9a-f]+/)) len = substr($0, RSTART + 5, RLENGTH - 5)
     }
+    small && /sys_enter_recvfrom/ { entered[pid] = t; next }
+    small && /sys_exit_recvfrom/ {
+        if ($NF !~ /^0x/ || $NF ~ /^0xffff/ || pid in got) next # an error, or not the first
+        A = 0
+        for (p in last) if (p != pid && last[p] > A) A = last[p]
+        if (A > 0) { got[pid] = t; from[pid] = A; took[pid] = t - entered[pid] }
+        next
+    }
+    small && /sys_enter_send(to|msg)/ {
+        if (pid in got) {
+            printf "wire %.1f\nrecvfrom %.1f\nturn %.1f\ntotal %.1f\n", (got[pid] - from[pid]) * 1e6,
+                took[pid] * 1e6, (t - got[pid]) * 1e6, (t - from[pid]) * 1e6
+            delete got[pid]
+        }
+        last[pid] = t
+        next
+    }
+    small { next }
     /sys_enter_sendmsg/ {
         if (stage == 1 && pid != R) { C = t; stage = 2 }
         else if (stage == 3 && pid == R) {
@@ -104,14 +140,14 @@ for r in $(seq 1 "$rounds"); do
         run_one "$c" "$T/$c.$r.data" >"$T/$c.$r.out" 2>&1 || { echo "ofi-phases.sh: $c round $r failed:"; tail -5 "$T/$c.$r.out"; exit 1; }
         phases "$T/$c.$r.data" >"$T/$c.$r.phases"
         [ -n "${KEEP_DIR:-}" ] || rm -f "$T/$c.$r.data"
-        [ -s "$T/$c.$r.phases" ] || { echo "ofi-phases.sh: no half round trip recognised in $c round $r (another libfabric? see RXM_READ_REQ)"; exit 1; }
+        [ -s "$T/$c.$r.phases" ] || { echo "ofi-phases.sh: no half round trip recognised in $c round $r (a size rxm segments? another libfabric? see --help)"; exit 1; }
     done
 done
 flock -u 9
 echo
 echo "# us per half round trip (median over rounds of each run's median); n: recognised per run"
 printf "%-8s %10s %10s %10s %10s\n" phase csn mpi csn-mpi csn/mpi
-for ph in request answer data turn total; do
+for ph in $names; do
     for c in csn mpi; do
         for r in $(seq 1 "$rounds"); do
             awk -v ph="$ph" '$1 == ph { print $2 }' "$T/$c.$r.phases"

@@ -1,6 +1,7 @@
 #!/bin/sh
-# bench/ofi-phases.sh, short: one round of 300 round trips recognises the phases of every half
-# round trip on both sides and prints each phase; bad arguments give one line and exit 2.
+# bench/ofi-phases.sh, short: one round of 300 round trips, at a size of rxm's rendezvous and
+# at 8 B, recognises the phases of every half round trip on both sides and prints each phase;
+# bad arguments give one line and exit 2.
 # usage: ofi_phases.sh SCRIPT BUILD_DIR
 script=$1 build=$2
 for a in "--rounds 0" "--iters x" "--bogus"; do
@@ -16,15 +17,23 @@ done
 [ -f "$build/src/csn/libcsn-ofi.so" ] || { echo "SKIP: no libfabric component built"; exit 77; }
 perf record -q -e syscalls:sys_enter_sendto -o /dev/null true 2>/dev/null ||
     { echo "SKIP: perf cannot record syscall tracepoints here"; exit 77; }
-out=$("$script" --build "$build" --rounds 1 --iters 300 2>&1) || { echo "$out"; echo "FAIL: the script failed"; exit 1; }
-echo "$out"
-for ph in request answer data turn total; do
-    echo "$out" | grep -qE "^$ph +[0-9]+\.[0-9] +[0-9]+\.[0-9] +-?[0-9]+\.[0-9] +[0-9]+\.[0-9]{2}$" ||
-        { echo "FAIL: no row for $ph"; exit 1; }
-done
-# 300 timed and 30 warm-up round trips: two half round trips each, nearly all recognised.
-for c in csn mpi; do
-    n=$(echo "$out" | sed -n "s/^# n $c: \([0-9]*\)$/\1/p")
-    [ -n "$n" ] && [ "$n" -ge 600 ] || { echo "FAIL: $c: ${n:-no} half round trips recognised"; exit 1; }
-done
+# check SIZE PHASES...: one round at SIZE has a row per phase, and nearly every half round
+# trip (300 timed and 30 warm-up round trips, two each) was recognised on both sides.
+check() {
+    size=$1
+    shift
+    out=$("$script" --build "$build" --rounds 1 --iters 300 --size "$size" 2>&1) ||
+        { echo "$out"; echo "FAIL: the script failed at $size"; exit 1; }
+    echo "$out"
+    for ph in "$@"; do
+        echo "$out" | grep -qE "^$ph +[0-9]+\.[0-9] +[0-9]+\.[0-9] +-?[0-9]+\.[0-9] +[0-9]+\.[0-9]{2}$" ||
+            { echo "FAIL: $size: no row for $ph"; exit 1; }
+    done
+    for c in csn mpi; do
+        n=$(echo "$out" | sed -n "s/^# n $c: \([0-9]*\)$/\1/p")
+        [ -n "$n" ] && [ "$n" -ge 600 ] || { echo "FAIL: $size: $c: ${n:-no} half round trips recognised"; exit 1; }
+    done
+}
+check 256K request answer data turn total
+check 8 wire recvfrom turn total
 echo "PASS"
