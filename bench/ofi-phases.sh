@@ -149,13 +149,11 @@ echo "# us per half round trip (median over rounds of each run's median); n: rec
 printf "%-8s %10s %10s %10s %10s\n" phase csn mpi csn-mpi csn/mpi
 for ph in $names; do
     for c in csn mpi; do
+        # Each run's median (thousands of values: sorted by sort), then their median.
         for r in $(seq 1 "$rounds"); do
-            awk -v ph="$ph" '$1 == ph { print $2 }' "$T/$c.$r.phases"
-            echo "END"
-        done | awk "$AWK_LIB"'
-            $1 == "END" { m[++k] = median(a, n); n = 0; delete a; next }
-            { a[++n] = $1 + 0 }
-            END { printf "%s ", median(m, k) }'
+            awk -v ph="$ph" '$1 == ph { print $2 }' "$T/$c.$r.phases" | sort -n |
+                awk '{ a[NR] = $1 } END { if (NR) print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+        done | awk "$AWK_LIB"'{ m[++k] = $1 + 0 } END { printf "%s ", median(m, k) }'
     done | awk -v ph="$ph" '{ printf "%-8s %10.1f %10.1f %10.1f %10.2f\n", ph, $1, $2, $1 - $2, ($2 > 0 ? $1 / $2 : 0) }'
 done
 for c in csn mpi; do
