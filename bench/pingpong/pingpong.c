@@ -215,9 +215,12 @@ static double pingpong_batch(struct pingpong_ctx *c, unsigned test, size_t size,
 }
 
 /* Warm-up and choice of the iterations per batch. Without --iters, batches of 1, 2, 4, ...
- * iterations run until they add up to one sample's time; the fastest of them gives the time
- * per iteration (a stall in one warm-up batch must not shrink every later batch to one
- * iteration). A slow case (one core shared by both ranks) thus costs few iterations. */
+ * iterations run until they add up to one sample's time, and at least three of them; the
+ * fastest gives the time per iteration (a stall in one warm-up batch must not shrink every
+ * later batch to one iteration). The first message of a size may be a stall of its own: over
+ * libfabric's tcp provider the first large one to a peer sets up the provider's connection
+ * (tens of ms), which alone filled the budget and left 256 KiB measured in batches of one
+ * iteration. A slow case (one core shared by both ranks) still costs few iterations. */
 static long pingpong_calibrate(struct pingpong_ctx *c, const struct pp_common *o, unsigned test,
                                size_t size, int window)
 {
@@ -229,14 +232,14 @@ static long pingpong_calibrate(struct pingpong_ctx *c, const struct pp_common *o
     }
     double budget = o->sample_ms * 1e-3, total = 0.0, per_iter = 0.0;
     long n = 1;
-    for (;;) {
+    for (int batches = 1;; batches++) {
         double t = pingpong_batch(c, test, size, window, n);
         int more = 0;
         if (c->rank == 0) {
             total += t;
             if (per_iter == 0.0 || t / (double)n < per_iter)
                 per_iter = t / (double)n;
-            more = total < budget && n < (1L << 22);
+            more = (total < budget || batches < 3) && n < (1L << 22);
         }
         comm_bcast_int(&more, 1);
         if (!more)
