@@ -40,11 +40,15 @@ add_test(NAME ofi_tcp_mp_closerndv COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARG
 # sender's transport closes (it is withdrawn) or the receiver's does (it is dropped): both
 # closes return at once, not after the provider's 5 s wait.
 add_test(NAME ofi_tcp_mp_pushdrop COMMAND ${OFI_RUN} ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> pushdrop)
+# A connection failed for a reason fails the pair's others too (core/poll.c): a provider
+# receive queue too small for a fabric receive ends the job with "peer lost", not a hang.
+add_test(NAME ofi_tcp_small_rx_queue COMMAND ${OFI_RUN} sh
+         ${CMAKE_CURRENT_SOURCE_DIR}/ofi/small_rx_queue.sh ${OFI_CSNRUN} $<TARGET_FILE:pingpong>)
 add_test(NAME ofi_tcp_mp_crossing COMMAND ${OFI_RUN} sh -c
   "for i in 1 2 3; do ${OFI_CSNRUN} -np 2 $<TARGET_FILE:test_mp> crossing || exit $?; done")
 set_tests_properties(ofi_tcp_mp_exchange2 ofi_tcp_mp_overlap ofi_tcp_mp_peerlost ofi_tcp_mp_barrier
   ofi_tcp_mp_learn ofi_tcp_bogus ofi_tcp_harden_args ofi_tcp_mp_closerndv ofi_tcp_mp_crossing
-  ofi_tcp_mp_pushdrop
+  ofi_tcp_mp_pushdrop ofi_tcp_small_rx_queue
   PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77 ENVIRONMENT "${OFI_ENV};FI_PROVIDER=tcp")
 # Rendezvous payloads through the link's stream instead of the provider's own protocol
 # (CSN_OFI_RNDV=0; the other tests run the default, the provider's): every size class, a

@@ -608,6 +608,8 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     csni_lock(&c->tx_lock);
     bool was = c->dead;
     c->dead = true;
+    if (!was)
+        c->broken = why != NULL; /* read by the reaper after ended (seq_cst) */
     struct csni_conn *moved = c->moved;
     csni_unlock(&c->tx_lock);
     if (was)

@@ -58,6 +58,7 @@ struct csni_conn {
     struct csni_peer *pp;
     int proc; /* its process id (-1 until known), for messages */
     _Atomic bool dead;
+    bool broken;        /* failed by this process for a reason (csni_conn_fail's why) */
     _Atomic bool ended; /* dead, and its end not yet reported (csni_conn_take_ended) */
     /* A stranger's connection that ended, its descriptor and buffer released: the structure
      * waits on the list for reuse by the next accepted connection (csni_conn_new). */

@@ -16,6 +16,11 @@
 #include "core/tport.h"
 #include "transport/ofi/ofi.h"
 
+/* A receive the fabric provider would not take (csni_rndv_send_cts false): no memory, or its
+ * receive queue full (a provider queue smaller than csn's posted receives, e.g. a small
+ * FI_OFI_RXM_RX_SIZE). */
+#define MATCH_FAB_RX_FAILED "cannot post a fabric receive (no memory, or the provider's receive queue is full)"
+
 /* memcpy that allows a NULL buffer with a length of 0 (a user's zero-length message). */
 static inline void match_copy(void *dst, const void *src, size_t n)
 {
@@ -364,7 +369,7 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
     }
     csni_unlock(&t->lock);
     if (failed)
-        csni_conn_fail(failed, "out of memory for a fabric receive");
+        csni_conn_fail(failed, MATCH_FAB_RX_FAILED);
     csni_unex_free(&p->store, u);
     if (deferred)
         csni_complete_unlocked(deferred, CSN_OK);
@@ -537,7 +542,7 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
                                  csni_frame_rts_kind(f) == CSNI_RTS_PUSHED);
     csni_unlock(&t->lock);
     if (!ok)
-        csni_conn_fail(c, "out of memory for a fabric receive");
+        csni_conn_fail(c, MATCH_FAB_RX_FAILED);
 }
 
 /* No receive matched: the message goes into t's unexpected store (t->lock held, released). */

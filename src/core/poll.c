@@ -59,6 +59,18 @@ static void poll_hear_strangers(struct csni_proc *p)
     }
 }
 
+/* Over a fabric a pair's connections depend on each other: large messages move on the one
+ * their sender made and are announced on the stream's (core/peer.c). One that this process
+ * failed for a reason (a fabric receive it could not post, a frame out of protocol) leaves
+ * what the other carries waiting for ever: the others to that peer end too, here and, by
+ * their end, at the peer, which so learns of it as of any loss. No lock held. */
+static void poll_break_pair(struct csni_proc *p, struct csni_conn *broken)
+{
+    for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
+        if (c != broken && c->pp == broken->pp && !atomic_load(&c->dead))
+            csni_conn_fail(c, NULL);
+}
+
 /* Reports the connections that ended since the last look to their peers: a peer whose last
  * connection ended is lost. A connection it made just before dying may still wait in our
  * listen queue, or be accepted and not yet heard, with a message it counted as sent: that is
@@ -74,6 +86,8 @@ static void poll_reap(struct csni_proc *p)
             csni_conn_release(c); /* a stranger's: its descriptor and buffer go back now */
             continue;
         }
+        if (c->broken && p->tun.own_sends && atomic_load(&c->ofi))
+            poll_break_pair(p, c);
         if (!csni_peer_conn_ended(c->pp))
             continue;
         if (p->listen_fd >= 0)
