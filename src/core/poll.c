@@ -59,11 +59,11 @@ static void poll_hear_strangers(struct csni_proc *p)
     }
 }
 
-/* Over a fabric a pair's connections depend on each other: large messages move on the one
- * their sender made and are announced on the stream's (core/peer.c). One that this process
- * failed for a reason (a fabric receive it could not post, a frame out of protocol) leaves
- * what the other carries waiting for ever: the others to that peer end too, here and, by
- * their end, at the peer, which so learns of it as of any loss. No lock held. */
+/* Over a fabric a pair keeps two connections, each end's messages and their answers on the
+ * one it made (core/peer.c), and the peer stays while either lives. One that this process
+ * failed for a reason (a fabric receive it could not post, a frame out of protocol) would
+ * leave the operations it carried waiting for ever: the others to that peer end too, here
+ * and, by their end, at the peer, which so learns of it as of any loss. No lock held. */
 static void poll_break_pair(struct csni_proc *p, struct csni_conn *broken)
 {
     for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next)
