@@ -19,7 +19,8 @@
 /* A receive the fabric provider would not take (csni_rndv_send_cts false): no memory, or its
  * receive queue full (a provider queue smaller than csn's posted receives, e.g. a small
  * FI_OFI_RXM_RX_SIZE). */
-#define MATCH_FAB_RX_FAILED "cannot post a fabric receive (no memory, or the provider's receive queue is full)"
+#define MATCH_FAB_RX_FAILED                                                                        \
+    "cannot post a fabric receive (no memory, or the provider's receive queue is full)"
 
 /* memcpy that allows a NULL buffer with a length of 0 (a user's zero-length message). */
 static inline void match_copy(void *dst, const void *src, size_t n)
