@@ -127,12 +127,12 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
 
 /* Over a fabric whose provider moves large messages itself, a rendezvous message goes to the
  * provider at once, before the receiver asks, on the connection its RTS takes (pp->conn,
- * final once pp->own is seen): the receiver posts its receive when it matches, and no CTS round trip
- * comes first, as MPIs hand their large sends to the provider (latency 256 KiB-1 MiB 1.14-1.21x
- * better, BENCHMARKS.md). Returns the RTS to send, a request of its own: the provider's
- * completion may come before the RTS is written, and the op is the user's again then. NULL:
- * ask as usual (not such a message, conn not final, OFI_PUSH_MAX under way, no memory). pp's
- * lock held, op on its CTS list. */
+ * final once pp->own is seen): the receiver posts its receive when it matches, and no CTS
+ * round trip comes first, as MPIs hand their large sends to the provider (latency 256 KiB-1
+ * MiB 1.14-1.21x better, BENCHMARKS.md). Returns the RTS to send, a request of its own: the
+ * provider's completion may come before the RTS is written, and the op is the user's again
+ * then. NULL: ask as usual (not such a message, conn not final, OFI_PUSH_MAX under way, no
+ * memory). pp's lock held, op on its CTS list. */
 static struct csni_sendreq *match_push(struct csni_peer *pp, struct csni_op *op, uint32_t dst)
 {
     struct csni_conn *c = pp->conn;

@@ -59,9 +59,9 @@ static void poll_hear_strangers(struct csni_proc *p)
     }
 }
 
-/* Over a fabric a pair keeps two connections, each end's messages and their answers on the
- * one it made (core/peer.c), and the peer stays while either lives. One that this process
- * failed for a reason (a fabric receive it could not post, a frame out of protocol) would
+/* A pair may keep two connections (both ends connected at once; over a fabric each end's
+ * large messages on its own), and the peer stays while either lives. One that this process
+ * failed for a reason (a frame out of protocol, memory or a provider queue short) would
  * leave the operations it carried waiting for ever: the others to that peer end too, here
  * and, by their end, at the peer, which so learns of it as of any loss. No lock held. */
 static void poll_break_pair(struct csni_proc *p, struct csni_conn *broken)
@@ -86,7 +86,7 @@ static void poll_reap(struct csni_proc *p)
             csni_conn_release(c); /* a stranger's: its descriptor and buffer go back now */
             continue;
         }
-        if (c->broken && p->tun.own_sends && atomic_load(&c->ofi))
+        if (c->broken)
             poll_break_pair(p, c);
         if (!csni_peer_conn_ended(c->pp))
             continue;
