@@ -51,13 +51,31 @@ static bool wait_ready(csn_transport *t, struct csni_op *want, unsigned flags, s
 /* Leaves the spin phase, noting the time for the progress thread: it takes over by itself if
  * nobody comes back within its park period (computation). The count is a hint ("moved"), so
  * a plain load and store do (a lost increment among racing threads changes nothing). */
-static void wait_unspin(struct csni_proc *p, bool counted)
+static void wait_note_activity(struct csni_proc *p)
 {
     atomic_store_explicit(&p->prog.activity,
                           atomic_load_explicit(&p->prog.activity, memory_order_relaxed) + 1,
                           memory_order_relaxed);
+}
+
+static void wait_unspin(struct csni_proc *p, bool counted)
+{
+    wait_note_activity(p);
     if (counted)
         atomic_fetch_sub(&p->prog.spinners, 1);
+}
+
+/* A look that found its completion at once is activity too: a thread that takes completions
+ * as fast as the progress thread delivers them would otherwise never seem to wait, and the
+ * progress thread, taking it for one that computes, would go on polling beside it (see
+ * csni_progress_busy_begin). Every 16th look only, so that threads testing at once do not pass
+ * the counter's line between their CPUs at every look; 16 looks are far shorter than the
+ * shortest park (200 us). */
+static inline void wait_found_at_once(void)
+{
+    static _Thread_local unsigned looks __attribute__((tls_model("initial-exec")));
+    if ((++looks & 15) == 0)
+        wait_note_activity(csni_p);
 }
 
 /* ---- threads that wait in the library ----
@@ -281,13 +299,16 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
 {
     if (want && atomic_load_explicit(&want->state, memory_order_acquire) == CSNI_ST_DONE) {
         *got = want; /* done already (an eager transmit written at once) */
+        wait_found_at_once();
         return CSN_OK;
     }
     /* wake_seq moves at every queued completion: read before the first look, a later
      * completion is seen by the loop. */
     uint32_t seen = atomic_load(&t->wake_seq);
-    if (!want && wait_ready(t, NULL, flags, got))
+    if (!want && wait_ready(t, NULL, flags, got)) {
+        wait_found_at_once();
         return CSN_OK; /* a completion is queued: no clock, no spin bookkeeping */
+    }
     return wait_loop(t, want, flags, timeout_us, got, seen);
 }
 
@@ -295,7 +316,9 @@ csn_status csni_test_wait(csn_transport *t, unsigned flags, uint64_t timeout_us,
                           struct csni_op *res)
 {
     uint32_t seen = atomic_load(&t->wake_seq);
-    if (wait_take_copy(t, flags, res))
+    if (wait_take_copy(t, flags, res)) {
+        wait_found_at_once();
         return CSN_OK;
+    }
     return wait_loop(t, NULL, flags, timeout_us, &res, seen);
 }
