@@ -88,6 +88,20 @@ if(TARGET memcpy-bench)
   endif()
 endif()
 
+if(TARGET pingpong AND TARGET csnrun)
+  # bench/placement.sh: configurations alternated, split by the vCPUs' placement.
+  add_test(NAME pingpong_placement
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/bench/placement.sh
+                   ${PROJECT_SOURCE_DIR}/bench/placement.sh ${CMAKE_BINARY_DIR})
+  # Open MPI's twin not in sanitizer builds: its own leaks and races are not csn's.
+  set(pp_placement_no_mpi 0)
+  if(CSN_SANITIZER)
+    set(pp_placement_no_mpi 1)
+  endif()
+  set_tests_properties(pingpong_placement PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "PLACEMENT_NO_MPI=${pp_placement_no_mpi}")
+endif()
+
 if(TARGET pingpong)
   add_test(NAME pingpong_help
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:pingpong>|--help" -DRC=0 -DMATCH=usage

@@ -66,6 +66,8 @@ void csni_complete(csn_transport *t, struct csni_op *op, csn_status st)
     bool blocking = op->blocking;
     if (op->kind == CSNI_OP_RX) {
         size_t got = csni_op_deliver(op);
+        if (op->large)
+            atomic_fetch_sub_explicit(&t->large_rx, 1, memory_order_relaxed);
         if (st == CSN_OK && op->msglen > op->len)
             st = CSN_OVERRUN;
         if (st == CSN_PEER_LOST)

@@ -117,7 +117,7 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
         return;
     bool shm = strcmp(tp, "shm") == 0;
     size_t eager = shm ? p->tun.shm_eager : p->tun.eager_max;
-    bool pulled = shm && p->cma && len >= p->tun.pull_min; /* as match_send decides */
+    bool pulled = shm && p->cma && len >= p->tun.pull_min; /* as match_send gives its address */
     const char *how;
     if (rank == p->me)
         how = "copied within this process";
@@ -127,6 +127,9 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
         how = "rendezvous, split copy (both sides copy)";
     else if (pulled)
         how = "rendezvous, the receiver pulls it (process_vm_readv)";
+    else if (shm && p->cma)
+        how = "rendezvous, streamed through the ring (pulled by the receiver while we have "
+              "large receives of our own outstanding: both ways at once)";
     else if (shm)
         how = "rendezvous, streamed through the ring";
     else if (csni_ofi_on() && csni_ofi_rndv_min() && len >= csni_ofi_rndv_min())

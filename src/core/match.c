@@ -200,8 +200,12 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
         op->state = CSNI_ST_WAIT_CTS;
         csni_oplist_push(&pp->wait_cts, op);
         if (lanes || !(sr = match_push(pp, op, dst))) {
-            /* Over shared memory the receiver may pull the message itself (CSN_SHM_PULL). */
-            uint64_t pull = pp->conn->shm && p->cma && op->len >= p->tun.pull_min
+            /* Over shared memory the receiver may pull the message itself: from CSN_SHM_PULL
+             * bytes on, and any rendezvous while large receives of ours are outstanding (both
+             * ways at once: csni_rndv_pulls). */
+            uint64_t pull = pp->conn->shm && p->cma &&
+                                    (op->len >= p->tun.pull_min ||
+                                     atomic_load_explicit(&t->large_rx, memory_order_relaxed) > 0)
                                 ? (uint64_t)(uintptr_t)op->buf
                                 : 0;
             struct csni_frame f = csni_frame_rts(dst, t->tid, op->len, op->token, pull, false);
@@ -295,6 +299,9 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
     struct csni_conn *failed = NULL;
 
     op->kind = CSNI_OP_RX;
+    op->large = op->len > p->tun.shm_eager;
+    if (op->large) /* until it completes (csni_complete) */
+        atomic_fetch_add_explicit(&t->large_rx, 1, memory_order_relaxed);
     /* Relaxed: nobody else sees op before it is listed under t's lock (a seq_cst store is a
      * locked instruction, which waits for this thread's stores to leave, such as a record
      * just written into a ring whose line the peer is polling). */
@@ -351,7 +358,7 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
             csni_rndv_defer_pull(p, u, op);
             return CSN_OK;
         }
-        if (u->raddr && p->cma) {
+        if (u->raddr && csni_rndv_pulls(u->pp, u->len)) {
             pid_t pid = u->pid;
             uint64_t raddr = u->raddr, token = u->token;
             struct csni_conn *rc = u->conn;
@@ -534,10 +541,13 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
             return;
         /* Pulled under the reader lock, as the seed receives "the remaining packets directly
          * to the user's buffer" before unlocking the device. */
-        csni_unlock(&t->lock);
-        if (csni_rndv_pull(op, csni_shm_peer_pid(c->shm), pull, csni_frame_sender_token(f), true))
-            return;
-        csni_lock(&t->lock);
+        if (csni_rndv_pulls(c->pp, f->len)) {
+            csni_unlock(&t->lock);
+            if (csni_rndv_pull(op, csni_shm_peer_pid(c->shm), pull, csni_frame_sender_token(f),
+                               true))
+                return;
+            csni_lock(&t->lock);
+        }
     }
     bool ok = csni_rndv_send_cts(op, csni_frame_sender_token(f), c,
                                  csni_frame_rts_kind(f) == CSNI_RTS_PUSHED);

@@ -21,6 +21,19 @@ static bool rndv_peer_pulling(struct csni_peer *pp)
     return busy;
 }
 
+bool csni_rndv_pulls(struct csni_peer *pp, size_t len)
+{
+    struct csni_proc *p = csni_p;
+    if (!p->cma)
+        return false;
+    if (len >= p->tun.pull_min)
+        return true;
+    csni_lock(&pp->lock);
+    bool streaming = pp->wait_data.head != NULL;
+    csni_unlock(&pp->lock);
+    return !streaming;
+}
+
 bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
                     bool split)
 {
@@ -184,8 +197,10 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
              * sender's messages (all on its one sending connection) never run at once, even
              * into one buffer a program gave several receives (as osu_bw does). */
             struct csni_conn *c = u->conn;
+            size_t len = u->len;
             csni_unex_free(&p->store, u);
-            bool pulled = csni_rndv_pull(op, pid, raddr, token, false);
+            bool pulled =
+                csni_rndv_pulls(op->pp, len) && csni_rndv_pull(op, pid, raddr, token, false);
             csni_conn_rx_unlock(c);
             if (!pulled) {
                 csni_lock(&owner->lock);

@@ -22,6 +22,17 @@ bool csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token, struct csni_c
  * rc: taken into memory of our own and dropped, so that its sender's provider lets go of the
  * buffer (rc fails when memory is short). No transport or peer lock held. */
 void csni_rndv_drop_pushed(struct csni_conn *rc, size_t len, uint64_t sender_token);
+struct csni_peer;
+/* Whether the receiver pulls a rendezvous message of len bytes from pp whose RTS carries the
+ * sender's address, rather than answer CTS and have it streamed through the ring. The sender
+ * gives its address from CSN_SHM_PULL's size on (every message where ranks outnumber CPUs),
+ * and for any rendezvous while it has large receives posted itself: both ways at once, where
+ * the stream has each CPU copy twice per pair of messages (ours in, the peer's out) and halves
+ * when the two CPUs share no cache, while two pulls copy once each, side by side (BENCHMARKS.md,
+ * issue 19). Below CSN_SHM_PULL's size a message is still streamed while one of pp's streams to
+ * us is under way: pulled, it would complete before that one. Takes pp's lock (the reader's and
+ * the transport's may be held, core/lock.h). */
+bool csni_rndv_pulls(struct csni_peer *pp, size_t len);
 /* Copies the message straight from the sender's memory (pid, raddr), then tells the sender
  * (CTS PULLED). split (the receive was posted before the RTS, read under its connection's
  * reader lock, and large): the sender is asked to write the second part itself. No transport

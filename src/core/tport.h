@@ -37,6 +37,9 @@ struct csn_transport {
     } * lanes;
     unsigned nlanes;
     _Atomic unsigned pulling; /* deferred pulls into this transport's buffers under way */
+    /* Receives longer than the shm eager limit posted and not yet complete: while there are,
+     * a rendezvous we send over shm asks to be pulled (core/match.c, csni_rndv_pulls). */
+    _Atomic unsigned large_rx;
 };
 
 /* Transports by id. Readers look without a lock (csni_tport_find): slots and the array pointer

@@ -1,0 +1,101 @@
+#!/bin/bash
+# placement.sh: configurations of pingpong run alternately, each run preceded by line-floor, and
+# the medians split by where the machine had our two vCPUs (near: a shared cache; far: not).
+#
+# usage: bench/placement.sh [--rounds N] [--sizes LIST] [--test LIST] [--far US] CONFIG...
+#   CONFIG: NAME=BUILD_DIR[,VAR=VALUE...]  csn's pingpong of that build under its csnrun, with
+#           those variables set (e.g. pull=build,CSN_SHM_PULL=0), or
+#           NAME=mpi:BUILD_DIR              that build's pingpong-mpi under mpirun.openmpi.
+#   --rounds N    rounds (default 6); each runs every CONFIG once, in the order given
+#   --sizes LIST  pingpong --sizes (default 256K,1M,4M,16M)
+#   --test LIST   pingpong --test (default bibw)
+#   --far US      line-floor's one-way latency from which a run counts as far (default 0.15;
+#                 this machine shows 0.05-0.08 us near and 0.26-0.30 far)
+# Prints one line per run (config, round, line-floor, size, median MB/s or us), then per
+# config and size the median over all runs and over the near and the far runs apart, with
+# how many runs each has. Takes /tmp/csn-bench.lock itself (do not wrap it in flock).
+# Why: csn's stream through the shared-memory ring halves where the vCPUs share no cache
+# while a single-copy pull does not (BENCHMARKS.md, issue 19): a comparison that mixes the
+# placements compares them, not the configurations.
+set -u
+me=placement.sh
+usage() { sed -n '4,20p' "$0" | sed 's/^# \{0,1\}//'; }
+die() { echo "$me: $2" >&2; exit "$1"; }
+
+rounds=6 sizes=256K,1M,4M,16M test=bibw far=0.15
+configs=()
+while [ $# -gt 0 ]; do
+    case $1 in
+    -h | --help) usage; exit 0 ;;
+    --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
+    --sizes) sizes=${2:?--sizes needs a list}; shift 2 ;;
+    --test) test=${2:?--test needs a list}; shift 2 ;;
+    --far) far=${2:?--far needs microseconds}; shift 2 ;;
+    -*) die 2 "unknown option $1 (see --help)" ;;
+    *=*) configs+=("$1"); shift ;;
+    *) die 2 "a CONFIG is NAME=BUILD_DIR[,VAR=VALUE...] or NAME=mpi:BUILD_DIR, not '$1'" ;;
+    esac
+done
+case $rounds in '' | *[!0-9]* | 0) die 2 "--rounds must be a positive integer, not '$rounds'" ;; esac
+case $far in '' | *[!0-9.]* | *.*.*) die 2 "--far must be a number of microseconds, not '$far'" ;; esac
+[ ${#configs[@]} -gt 0 ] || die 2 "no CONFIG given (see --help)"
+
+# Each config as NAME, command prefix and environment, checked before any run.
+names=() cmds=() envs=() lf=''
+for c in "${configs[@]}"; do
+    name=${c%%=*} rest=${c#*=}
+    [ -n "$name" ] || die 2 "a CONFIG needs a NAME: '$c'"
+    if [ "${rest#mpi:}" != "$rest" ]; then
+        b=${rest#mpi:}
+        mpirun=$(command -v mpirun.openmpi) || die 2 "mpirun.openmpi not found (apt-get install openmpi-bin)"
+        [ -x "$b/bench/pingpong/pingpong-mpi" ] || die 2 "$name: $b/bench/pingpong/pingpong-mpi is not built"
+        cmd="$mpirun -np 2 $b/bench/pingpong/pingpong-mpi" env=''
+    else
+        b=${rest%%,*} env=''
+        [ "$b" = "$rest" ] || env=$(echo "${rest#*,}" | tr ',' ' ')
+        for f in tools/csnrun/csnrun bench/pingpong/pingpong; do
+            [ -x "$b/$f" ] || die 2 "$name: $b/$f is not built"
+        done
+        for kv in $env; do
+            case $kv in [A-Z_]*=*) ;; *) die 2 "$name: '$kv' is not VAR=VALUE" ;; esac
+        done
+        cmd="$b/tools/csnrun/csnrun -np 2 $b/bench/pingpong/pingpong"
+    fi
+    [ -n "$lf" ] || lf=$b/bench/pingpong/line-floor
+    names+=("$name") cmds+=("$cmd") envs+=("$env")
+done
+[ -x "$lf" ] || die 2 "$lf is not built"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+T=$(mktemp /tmp/placement.XXXXXX) || exit 2
+trap 'rm -f "$T"' EXIT
+trap 'exit 130' INT TERM
+exec 9>/tmp/csn-bench.lock
+flock 9 || die 2 "cannot take /tmp/csn-bench.lock"
+echo "# placement.sh -- $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# pingpong --sizes $sizes --test $test --samples 5; far: line-floor >= $far us"
+for r in $(seq "$rounds"); do
+    for i in "${!names[@]}"; do
+        floor=$("$lf" 100000 2>/dev/null | awk '/^ +[0-9]/ { v = $2 } END { print v }')
+        out=$(env ${envs[$i]} timeout 300 ${cmds[$i]} --sizes "$sizes" --test "$test" --samples 5 2>&1) ||
+            die 1 "${names[$i]}, round $r failed: $(echo "$out" | tail -3)"
+        echo "$out" | awk -v c="${names[$i]}" -v r="$r" -v lf="$floor" \
+            '!/^#/ && $1 ~ /^[0-9]+$/ { printf "%-12s round %d line-floor %s size %9s %s\n", c, r, lf, $1, $2 }' |
+            tee -a "$T"
+    done
+done
+echo
+awk -v far="$far" "$(cat "$(dirname "$0")/common/ratios.awk")"'
+{ c = $1; s = $7; x = $8; k = ($5 >= far) ? "far" : "near"
+  if (!((c, s) in seen)) { seen[c, s] = 1; order[++n] = c SUBSEP s }
+  all[c, s, ++na[c, s]] = x; pl[c, s, k, ++np[c, s, k]] = x }
+function med(c, s, k,    a, i, m) {
+  m = (k == "") ? na[c, s] : np[c, s, k]
+  for (i = 1; i <= m; i++) a[i] = (k == "") ? all[c, s, i] : pl[c, s, k, i]
+  return m ? sprintf("%9.1f (%d)", median(a, m), m) : sprintf("%13s", "-")
+}
+END {
+  printf "%-12s %9s %13s %13s %13s\n", "config", "size", "all (runs)", "near (runs)", "far (runs)"
+  for (i = 1; i <= n; i++) { split(order[i], p, SUBSEP)
+    printf "%-12s %9s %s %s %s\n", p[1], p[2], med(p[1], p[2], ""), med(p[1], p[2], "near"), med(p[1], p[2], "far") }
+}' "$T"

@@ -1,0 +1,27 @@
+#!/bin/sh
+# bench/placement.sh, short: one round of two configurations (one csn with a variable, one
+# Open MPI when it is there), their rows and summary, and the argument errors.
+# usage: placement.sh SCRIPT BUILD_DIR
+script=$1 build=$2
+fail() { echo "FAIL: $*"; exit 1; }
+# Argument errors: one line each, status 2, nothing run.
+for args in "--rounds 0 a=$build" "--far x a=$build" "a=/nonexistent" "notaconfig" "--bogus a=$build" ""; do
+    # shellcheck disable=SC2086
+    err=$("$script" $args 2>&1 >/dev/null)
+    st=$?
+    [ "$st" = 2 ] || fail "'$args' exited $st, not 2"
+    [ "$(echo "$err" | wc -l)" = 1 ] || fail "'$args' printed more than one line: $err"
+done
+configs="stream=$build pull=$build,CSN_SHM_PULL=0"
+mpi=1
+command -v mpirun.openmpi >/dev/null && [ -x "$build/bench/pingpong/pingpong-mpi" ] || mpi=0
+[ "${PLACEMENT_NO_MPI:-0}" = 1 ] && mpi=0
+[ $mpi = 1 ] && configs="$configs mpi=mpi:$build"
+# shellcheck disable=SC2086
+out=$("$script" --rounds 1 --sizes 256K --test bibw $configs 2>&1) || { echo "$out"; fail "the run failed"; }
+echo "$out"
+for c in stream pull $( [ $mpi = 1 ] && echo mpi); do
+    echo "$out" | grep -qE "^$c +round 1 line-floor [0-9.]+ size +262144 [0-9.]+$" || fail "no row for $c"
+    echo "$out" | grep -qE "^$c +262144 +[0-9.]+ \(1\) " || fail "no summary for $c"
+done
+echo PASS
