@@ -104,25 +104,6 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
-/* While it polls, the progress thread looks at the user threads between two polls,
- * microseconds apart. A user thread inside a 1-4 MiB pull (0.2-0.7 ms) neither ends a wait nor
- * spins then, so the progress thread took it for one that computes, kept polling, took the
- * next pulls itself, and two threads of the rank copied at once on a 2-CPU host: pulled both
- * ways at 1-4 MiB, 8-11 GB/s against 12-13 with it parked (BENCHMARKS.md, issue 19). */
-bool csni_progress_busy_begin(struct csni_proc *p)
-{
-    if (p->prog.running && pthread_equal(pthread_self(), p->prog.thread))
-        return false;
-    atomic_fetch_add(&p->prog.spinners, 1);
-    return true;
-}
-
-void csni_progress_busy_end(struct csni_proc *p, bool counted)
-{
-    if (counted)
-        atomic_fetch_sub(&p->prog.spinners, 1);
-}
-
 csn_status csni_progress_start(struct csni_proc *p)
 {
     if (csni_thread_start(&p->prog.thread, false, 0, progress_main, p) != 0)

@@ -3,8 +3,6 @@
 #ifndef CSNI_PROGRESS_H
 #define CSNI_PROGRESS_H
 
-#include <stdbool.h>
-
 #include "csn.h"
 
 struct csni_proc;
@@ -18,10 +16,5 @@ void csni_progress_kick(struct csni_proc *p);
  * long park it takes while a user thread polls is woken to look again. Never blocks; a futex
  * wake only when the thread is in that park. */
 void csni_progress_nudge(struct csni_proc *p);
-/* A long copy in the library (a single-copy pull or split write) begins and ends: made by a
- * user thread, it counts as a spinner, so that the progress thread stays parked meanwhile.
- * begin returns whether it counted; end takes that. Never block. */
-bool csni_progress_busy_begin(struct csni_proc *p);
-void csni_progress_busy_end(struct csni_proc *p, bool counted);
 
 #endif

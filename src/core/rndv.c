@@ -4,7 +4,6 @@
 
 #include "core/complete.h"
 #include "core/peer.h"
-#include "core/progress.h"
 #include "core/state.h"
 #include "core/rndv.h"
 #include "transport/ofi/ofi.h"
@@ -51,9 +50,9 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
     } else {
         split = false;
     }
-    bool busy = csni_progress_busy_begin(p);
+    bool busy = csni_busy_begin(p);
     int e = csni_cma_copy(pid, op->buf, raddr, mine, false);
-    csni_progress_busy_end(p, busy);
+    csni_busy_end(p, busy);
     if (e == ESRCH) {
         st = CSN_PEER_LOST;
     } else if (e != 0) {
@@ -280,10 +279,10 @@ static void rndv_on_split(struct csni_conn *c, const struct csni_frame *f)
         return;
     }
     uint64_t at = csni_split_at(f->len);
-    bool busy = csni_progress_busy_begin(c->p);
+    bool busy = csni_busy_begin(c->p);
     int e = csni_cma_copy(csni_shm_peer_pid(c->shm), (uint8_t *)buf + at,
                           csni_frame_split_addr(f) + at, (size_t)(f->len - at), true);
-    csni_progress_busy_end(c->p, busy);
+    csni_busy_end(c->p, busy);
     if (e == ESRCH)
         return; /* the receiver is gone: our transmit fails with it */
     if (e != 0) {

@@ -109,4 +109,26 @@ uint64_t csni_now_ns(void);
 /* Wakes whoever waits in the process's epoll set (an eventfd write). Never blocks. */
 void csni_kick_epoll(struct csni_proc *p);
 
+/* A long copy in the library (a single-copy pull, or the write half of a split) begins and
+ * ends: made by a user thread, it counts as a spinner while it lasts, so that the progress
+ * thread stays parked (core/progress.c). While it polls, the progress thread looks at the user
+ * threads between two polls, microseconds apart, and a user thread inside a 1-4 MiB pull
+ * (0.2-0.7 ms) neither ends a wait nor spins then: taken for one that computes, it had the
+ * progress thread take the next pulls itself, two threads of the rank copying at once on a
+ * 2-CPU host (pulled both ways at 1-4 MiB, 8-11 GB/s against 12-13 with it parked;
+ * BENCHMARKS.md, issue 19). begin returns whether it counted; end takes that. */
+static inline bool csni_busy_begin(struct csni_proc *p)
+{
+    if (p->prog.running && pthread_equal(pthread_self(), p->prog.thread))
+        return false;
+    atomic_fetch_add(&p->prog.spinners, 1);
+    return true;
+}
+
+static inline void csni_busy_end(struct csni_proc *p, bool counted)
+{
+    if (counted)
+        atomic_fetch_sub(&p->prog.spinners, 1);
+}
+
 #endif

@@ -68,7 +68,7 @@ static void wait_unspin(struct csni_proc *p, bool counted)
 /* A look that found its completion at once is activity too: a thread that takes completions
  * as fast as the progress thread delivers them would otherwise never seem to wait, and the
  * progress thread, taking it for one that computes, would go on polling beside it (see
- * csni_progress_busy_begin). Every 16th look only, so that threads testing at once do not pass
+ * csni_busy_begin). Every 16th look only, so that threads testing at once do not pass
  * the counter's line between their CPUs at every look; 16 looks are far shorter than the
  * shortest park (200 us). */
 static inline void wait_found_at_once(void)
