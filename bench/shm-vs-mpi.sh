@@ -1,16 +1,23 @@
 #!/bin/bash
 # shm-vs-mpi.sh: csn against Open MPI on this host: pingpong rounds, memcpy reference, two ranks on one core, nettest on 2 cores.
 #
-# usage: bench/shm-vs-mpi.sh [--build DIR] [--rounds N] [--reuse-buffer] [--report DIR]
-#        (or: BUILD_DIR [ROUNDS])
+# usage: bench/shm-vs-mpi.sh [--build DIR] [--rounds N] [--reuse-buffer] [--bands NEAR,FAR]
+#                            [--rematch N] [--report DIR]     (or: BUILD_DIR [ROUNDS])
 #   ROUNDS (default 5): rounds of  csnrun -np 2 pingpong / mpirun -np 2 pingpong-mpi / memcpy-bench,
 #   run alternately so that slow drifts of the machine hit all three alike. Per size, the
 #   figures are medians over the rounds of each round's median, and the ratios medians over
-#   the rounds of the per-round ratios (pairs measured minutes apart, not hours). Each round
-#   starts and ends with line-floor (the machine's core-to-core latency, no library): a change
-#   of more than 1.5x during the run is flagged with a WARNING line. The noise line: Open
-#   MPI against itself in adjacent rounds (the median factor); a goal missed by less is
-#   marked SIZE~.
+#   the rounds of the per-round ratios (pairs measured minutes apart, not hours). line-floor
+#   (the machine's core-to-core latency, no library) runs before csn, between csn and MPI and
+#   after MPI: a change of more than 1.5x during the run is flagged with a WARNING line. The
+#   noise line: Open MPI against itself in adjacent rounds (the median factor); a goal missed
+#   by less is marked SIZE~.
+#   --bands NEAR,FAR: line-floor's one-way latency (us) from which the two vCPUs count as
+#   near, and from which as far apart (default 0.045,0.15; this machine shows about 0.027 for
+#   two threads of one core, 0.06-0.08 for a shared cache, 0.24-0.30 for none). A round whose
+#   three samples are all in one band is of that placement (core, near or far); the goals are
+#   given again over the rounds of each placement alone (csn and MPI in the same placement).
+#   --rematch N: a round whose samples are not all in one band (the host moved the vCPUs
+#   during it) is run again, up to N times in the whole run (default 2).
 #   --reuse-buffer: both pingpong and pingpong-mpi receive every window message into one
 #   buffer (as OSU's osu_bw); default: one receive buffer per message.
 #   --report DIR: no runs; the tables and goals again from a KEEP_DIR of an earlier run
@@ -24,10 +31,10 @@ set -u
 # The median, the noise line and the goal misses of the awk programs below.
 AWK_RATIOS=$(cat "$(dirname "$0")/common/ratios.awk") || { echo "shm-vs-mpi.sh: bench/common/ratios.awk is missing" >&2; exit 2; }
 usage() {
-    sed -n '4,21p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//'
 }
 # The options of the other comparison scripts (--build, --rounds); the positional form stays.
-build=${BUILD:-build} ROUNDS=5 npos=0 REUSE='' REPORT=''
+build=${BUILD:-build} ROUNDS=5 npos=0 REUSE='' REPORT='' BANDS=0.045,0.15 REMATCH=2
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
@@ -35,6 +42,8 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS=${2:?--rounds needs a number}; shift 2 ;;
     --reuse-buffer) REUSE=--reuse-buffer; shift ;;
     --report) REPORT=${2:?--report needs a directory}; shift 2 ;;
+    --bands) BANDS=${2:?--bands needs NEAR,FAR}; shift 2 ;;
+    --rematch) REMATCH=${2:?--rematch needs a number}; shift 2 ;;
     -*) echo "shm-vs-mpi.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) [ $npos = 0 ] && build=$1 || ROUNDS=$1; npos=$((npos + 1)); shift ;;
     esac
@@ -43,6 +52,11 @@ done
 B=$(cd "$build" 2>/dev/null && pwd) || { echo "shm-vs-mpi.sh: no such build directory: $build" >&2; exit 2; }
 case "$ROUNDS" in
 '' | *[!0-9]* | 0) echo "shm-vs-mpi.sh: ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2 ;;
+esac
+echo "$BANDS" | grep -Eq '^[0-9]*\.?[0-9]+,[0-9]*\.?[0-9]+$' ||
+    { echo "shm-vs-mpi.sh: --bands must be two numbers of microseconds, NEAR,FAR (e.g. 0.045,0.15), not '$BANDS'" >&2; exit 2; }
+case "$REMATCH" in
+'' | *[!0-9]*) echo "shm-vs-mpi.sh: --rematch must be a number, not '$REMATCH'" >&2; exit 2 ;;
 esac
 NT_ROUNDS=${NT_ROUNDS:-3}
 PP_ARGS=${PP_ARGS:-}
@@ -101,35 +115,65 @@ line_sample() {
     [ -x "$LF" ] && [ -z "$REPORT" ] || return 0
     timeout 60 "$LF" 20000 2>/dev/null | awk 'NF == 2 && $1 ~ /^[0-9]+$/ { print $2 }' | sort -n | sed -n 4p
 }
+# The placement of a line.txt line "R B M A" ("R B A" from before --bands): the band of its
+# samples (core, near, far), or mixed when they are not all in one.
+AWK_PLACE='
+function band(x,    b) { split(bands, b, ","); return x < b[1] + 0 ? "core" : x < b[2] + 0 ? "near" : "far" }
+function place(    i, c, p) {
+    for (i = 2; i <= NF; i++) if ($i != "-") { c = band($i + 0); if (p != "" && c != p) return "mixed"; p = c }
+    return p == "" ? "mixed" : p
+}'
+# Records round r's samples $before $mid $after in FILE; fails when the round is to run again.
+rematched=0
+keep_round() {
+    local samples="${before:--} ${mid:--} ${after:--}"
+    [ -z "$REPORT" ] || return 0
+    if [ "$(echo "0 $samples" | awk -v bands="$BANDS" "$AWK_PLACE"'{ print place() }')" = mixed ] &&
+        [ "$rematched" -lt "$REMATCH" ]; then
+        rematched=$((rematched + 1))
+        echo "round $r: line-floor $samples us, not in one of --bands $BANDS: run again ($rematched of --rematch $REMATCH)" >&2
+        echo "# round $r run again, line-floor $samples" >>"$1"
+        return 1
+    fi
+    echo "$r $samples" >>"$1"
+}
 [ -n "$REPORT" ] || : >"$T/line.txt"
-for r in $(seq 1 "$ROUNDS"); do
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
     echo "round $r/$ROUNDS ..." >&2
     before=$(line_sample)
     # shellcheck disable=SC2086
     run "$T/csn.$r.txt" "$CSNRUN" -np 2 "$PP" $PP_ARGS $REUSE --json "$T/csn.$r.json"
+    mid=$(line_sample)
     # shellcheck disable=SC2086
     run "$T/mpi.$r.txt" "$MPIRUN" -np 2 "$PPMPI" $PP_ARGS $REUSE --json "$T/mpi.$r.json"
+    after=$(line_sample)
     # shellcheck disable=SC2086
     run "$T/memcpy.$r.txt" "$MC" $PP_ARGS --json "$T/memcpy.$r.json"
-    [ -n "$REPORT" ] || echo "$r ${before:--} $(line_sample)" >>"$T/line.txt"
+    keep_round "$T/line.txt" && r=$((r + 1))
 done
 echo "# csn run: $(grep -m1 '^# pingpong' "$T/csn.1.txt" | sed 's/^# pingpong: //')"
 echo "# MPI run: $(grep -m1 '^# pingpong' "$T/mpi.1.txt" | sed 's/^# pingpong: //')"
 echo "# load average after the rounds: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -s "$T/line.txt" ]; then
-    awk '
-    { for (i = 2; i <= 3; i++) if ($i != "-" && $i != "") { v = $i + 0; if (!n++ || v < lo) lo = v; if (v > hi) hi = v }
-      s = s sprintf(" %s/%s", $2, ($3 == "" ? "-" : $3)) }
+    awk -v bands="$BANDS" "$AWK_PLACE"'
+    /^#/ { again++; next }
+    { for (i = 2; i <= NF; i++) if ($i != "-") { v = $i + 0; if (!n++ || v < lo) lo = v; if (v > hi) hi = v }
+      c = place(); cnt[c]++
+      s = s sprintf(" %s", $2); for (i = 3; i <= NF; i++) s = s "/" $i; s = s " (" c ")" }
     END {
-        print "# core-to-core latency (line-floor one way, us) at each round'"'"'s start/end:" s
+        print "# core-to-core latency (line-floor one way, us) before csn/between/after MPI, per round:" s
+        printf "# placement (--bands %s us): %d core, %d near, %d far, %d mixed rounds; %d run again\n", bands, cnt["core"], cnt["near"], cnt["far"], cnt["mixed"], again
         if (n && lo > 0 && hi / lo > 1.5)
-            printf "# WARNING: it changed %.1fx during the run: rounds at the higher figure are slower for reasons of the machine, not of either library\n", hi / lo
+            printf "# WARNING: it changed %.1fx during the run: rounds at the higher figure are slower for reasons of the machine, not of either library; see the goals per placement\n", hi / lo
     }' "$T/line.txt"
 fi
 echo
 
+LINE=()
+[ ! -f "$T/line.txt" ] || LINE=("$T/line.txt")
 # One result per line in the JSON files: {"size": N, "lat_us": {"median": X, ...}, ...}.
-awk -v rounds="$ROUNDS" "$AWK_RATIOS"'
+awk -v rounds="$ROUNDS" -v bands="$BANDS" "$AWK_RATIOS$AWK_PLACE"'
 function val(line, key,    i, s) {
     i = index(line, "\"" key "\": {\"median\": ")
     if (i == 0) return ""
@@ -146,36 +190,13 @@ function med(k, m, s,    r, n, a) {
 function ratio(k1, m1, k2, m2, s,    r, n, a) {
     n = 0
     for (r = 1; r <= rounds; r++)
-        if ((k1, r, s, m1) in v && (k2, r, s, m2) in v && v[k2, r, s, m2] > 0)
+        if (counted(r) && (k1, r, s, m1) in v && (k2, r, s, m2) in v && v[k2, r, s, m2] > 0)
             a[++n] = v[k1, r, s, m1] / v[k2, r, s, m2]
     return median(a, n)
 }
-function f(x, fmt) { return x == "" ? "-" : sprintf(fmt, x) }
-{
-    if (!match($0, /"size": [0-9]+/)) next
-    s = substr($0, RSTART + 8, RLENGTH - 8) + 0
-    split(FILENAME, p, "/"); split(p[length(p)], q, ".")
-    k = q[1]; r = q[2]
-    if (k == "csn" && r == 1) order[++nsizes] = s
-    x = val($0, "lat_us");      if (x != "") v[k, r, s, "lat"] = x
-    x = val($0, "bw_MBps");     if (x != "") v[k, r, s, "bw"] = x
-    x = val($0, "bibw_MBps");   if (x != "") v[k, r, s, "bibw"] = x
-    x = val($0, "memcpy_MBps"); if (x != "") v[k, r, s, "bw"] = x
-}
-END {
-    printf "# pingpong, %d rounds: medians (latency us, bandwidth MB/s = 1e6 B/s) and median per-round ratios\n", rounds
-    printf "%9s %8s %8s %7s | %9s %9s %9s %7s %7s | %9s %9s %7s\n", "size", "csn_lat", "mpi_lat", "lat c/m", \
-        "csn_bw", "mpi_bw", "memcpy", "bw c/m", "c/mcpy", "csn_bibw", "mpi_bibw", "bibw c/m"
-    for (i = 1; i <= nsizes; i++) {
-        s = order[i]
-        printf "%9d %8s %8s %7s | %9s %9s %9s %7s %7s | %9s %9s %7s\n", s,
-            f(med("csn", "lat", s), "%.2f"), f(med("mpi", "lat", s), "%.2f"), f(ratio("csn", "lat", "mpi", "lat", s), "%.2f"),
-            f(med("csn", "bw", s), "%.0f"), f(med("mpi", "bw", s), "%.0f"), f(med("memcpy", "bw", s), "%.0f"),
-            f(ratio("csn", "bw", "mpi", "bw", s), "%.2f"), f(ratio("csn", "bw", "memcpy", "bw", s), "%.2f"),
-            f(med("csn", "bibw", s), "%.0f"), f(med("mpi", "bibw", s), "%.0f"), f(ratio("csn", "bibw", "mpi", "bibw", s), "%.2f")
-    }
-    print ""
-    print "# goals (for the shared-memory transport; measured as is):"
+# The goal lines over the counted rounds (want: all, or one placement).
+function goals(title,    i, s, x, nbw, okbw, badbw, nmc, okmc, badmc, nst, okst, badst, nlat, oklat, badlat, nbi, okbi, badbi) {
+    print title
     for (i = 1; i <= nsizes; i++) {
         s = order[i]
         if (s == 8 || s == 1024) {
@@ -203,9 +224,44 @@ END {
     if (nst) printf "#   streaming 1..4K: csn/MPI >= 1.0 at %d of %d sizes%s\n", okst, nst, badst == "" ? "" : " (not at" badst ")"
     if (nlat) printf "#   latency, every size: csn/MPI <= 1.0 at %d of %d sizes%s\n", oklat, nlat, badlat == "" ? "" : " (not at" badlat ")"
     if (nbi) printf "#   bidirectional 64K..: csn/MPI >= 1.0 at %d of %d sizes%s\n", okbi, nbi, badbi == "" ? "" : " (not at" badbi ")"
+}
+function f(x, fmt) { return x == "" ? "-" : sprintf(fmt, x) }
+FILENAME ~ /line\.txt$/ { if ($1 ~ /^[0-9]+$/) { rcls[$1] = place(); ncls[rcls[$1]]++ } next }
+{
+    if (!match($0, /"size": [0-9]+/)) next
+    s = substr($0, RSTART + 8, RLENGTH - 8) + 0
+    split(FILENAME, p, "/"); split(p[length(p)], q, ".")
+    k = q[1]; r = q[2]
+    if (k == "csn" && r == 1) order[++nsizes] = s
+    x = val($0, "lat_us");      if (x != "") v[k, r, s, "lat"] = x
+    x = val($0, "bw_MBps");     if (x != "") v[k, r, s, "bw"] = x
+    x = val($0, "bibw_MBps");   if (x != "") v[k, r, s, "bibw"] = x
+    x = val($0, "memcpy_MBps"); if (x != "") v[k, r, s, "bw"] = x
+}
+END {
+    printf "# pingpong, %d rounds: medians (latency us, bandwidth MB/s = 1e6 B/s) and median per-round ratios\n", rounds
+    printf "%9s %8s %8s %7s | %9s %9s %9s %7s %7s | %9s %9s %7s\n", "size", "csn_lat", "mpi_lat", "lat c/m", \
+        "csn_bw", "mpi_bw", "memcpy", "bw c/m", "c/mcpy", "csn_bibw", "mpi_bibw", "bibw c/m"
+    for (i = 1; i <= nsizes; i++) {
+        s = order[i]
+        printf "%9d %8s %8s %7s | %9s %9s %9s %7s %7s | %9s %9s %7s\n", s,
+            f(med("csn", "lat", s), "%.2f"), f(med("mpi", "lat", s), "%.2f"), f(ratio("csn", "lat", "mpi", "lat", s), "%.2f"),
+            f(med("csn", "bw", s), "%.0f"), f(med("mpi", "bw", s), "%.0f"), f(med("memcpy", "bw", s), "%.0f"),
+            f(ratio("csn", "bw", "mpi", "bw", s), "%.2f"), f(ratio("csn", "bw", "memcpy", "bw", s), "%.2f"),
+            f(med("csn", "bibw", s), "%.0f"), f(med("mpi", "bibw", s), "%.0f"), f(ratio("csn", "bibw", "mpi", "bibw", s), "%.2f")
+    }
+    print ""
+    goals("# goals (for the shared-memory transport; measured as is):")
     noise_line()
+    split("core near far", cls, " ")
+    for (i = 1; i <= 3; i++) if (ncls[want = cls[i]] > 0) {
+        print ""
+        goals(sprintf("# goals over the %d %s round(s) alone (csn and MPI in the same placement):", ncls[want], want))
+        if (ncls[want] > 1) noise_line()
+    }
+    want = ""
     if (tilde) print "#   SIZE~: missed by less than that noise"
-}' "$T"/csn.*.json "$T"/mpi.*.json "$T"/memcpy.*.json
+}' "${LINE[@]}" "$T"/csn.*.json "$T"/mpi.*.json "$T"/memcpy.*.json
 echo
 
 # Two ranks on one core: both launchers under taskset -c 0 (children inherit the affinity).
@@ -239,15 +295,27 @@ if [ ! -x "$NT" ] || [ ! -x "$NTMPI" ]; then
 fi
 NTARGS="uK m1 M1024 K4 R1 T200 Ptotal"
 echo "# nettest 4 ranks on 2 cores: $NTARGS; $NT_ROUNDS rounds alternating, MB/s medians per cell"
-for r in $(seq 1 "$NT_ROUNDS"); do
+[ -n "$REPORT" ] || : >"$T/nt.line.txt"
+r=1
+while [ "$r" -le "$NT_ROUNDS" ]; do
     echo "nettest round $r/$NT_ROUNDS ..." >&2
+    before=$(line_sample)
     # shellcheck disable=SC2086
     run "$T/nt.csn.$r.txt" "$CSNRUN" -np 4 "$NT" $NTARGS
+    mid=$(line_sample)
     # shellcheck disable=SC2086
     run "$T/nt.mpi.$r.txt" "$MPIRUN" -np 4 --oversubscribe "$NTMPI" $NTARGS
+    after=$(line_sample)
+    keep_round "$T/nt.line.txt" && r=$((r + 1))
 done
-awk -v rounds="$NT_ROUNDS" "$AWK_RATIOS"'
+NTLINE=()
+[ ! -f "$T/nt.line.txt" ] || NTLINE=("$T/nt.line.txt")
+awk -v rounds="$NT_ROUNDS" -v bands="$BANDS" "$AWK_RATIOS$AWK_PLACE"'
 function isnum(x) { return x ~ /^[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/ }
+FILENAME ~ /line\.txt$/ {
+    if ($1 ~ /^[0-9]+$/) { rcls[$1] = c = place(); ncls[c]++; ls = ls sprintf(" %s/%s/%s (%s)", $2, $3, $4, c) }
+    next
+}
 # Table rows: a size then the six columns, all numeric.
 {
     split(FILENAME, p, "/"); split(p[length(p)], q, ".")
@@ -257,23 +325,31 @@ function isnum(x) { return x ~ /^[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/ }
     if (k == "csn" && r == 1) order[++n] = $1
     for (c = 2; c <= 7; c++) v[k, r, $1, c] = $c
 }
-function med(k, s, c,    r, m, a) { m = 0; for (r = 1; r <= rounds; r++) if ((k, r, s, c) in v) a[++m] = v[k, r, s, c]; return median(a, m) }
+function med(k, s, c,    r, m, a) { m = 0; for (r = 1; r <= rounds; r++) if (counted(r) && (k, r, s, c) in v) a[++m] = v[k, r, s, c]; return median(a, m) }
+# The table (when shown) and the goal lines over the counted rounds.
+function cells(show,    i, s, c, a, b, cell, nc, ok, ok1, rs) {
+    for (i = 1; i <= n; i++) {
+        s = order[i]
+        if (show) printf "%8s", s
+        for (c = 2; c <= 7; c++) {
+            a = med("csn", s, c); b = med("mpi", s, c)
+            cell = (a == "" || b == "") ? "-" : sprintf("%.0f/%.0f=%.1fx", a, b, b > 0 ? a / b : 0)
+            if (show) printf " %17s", cell
+            if (a != "" && b != "") { nc++; if (b > 0 && a >= 2 * b) ok++; if (b > 0 && a >= b) ok1++; rs[nc] = b > 0 ? a / b : 0 }
+        }
+        if (show) print ""
+    }
+    if (show) printf "# goal: every cell csn >= 2x MPI: %d of %d cells\n", ok, nc
+    return sprintf("every cell >= 1.0x: %d of %d cells; median cell %.2fx (goal >= 1.5x)", ok1, nc, median(rs, nc))
+}
 END {
+    if (ls != "") print "# line-floor (us) before csn/between/after MPI, per round:" ls
     split("Star Star2 Chaos Chaos2 Ring Ring2", name, " ")
     printf "%8s", "size,K"
     for (c = 2; c <= 7; c++) printf " %17s", name[c - 1] " csn/MPI"
     print ""
-    for (i = 1; i <= n; i++) {
-        s = order[i]
-        printf "%8s", s
-        for (c = 2; c <= 7; c++) {
-            a = med("csn", s, c); b = med("mpi", s, c)
-            cell = (a == "" || b == "") ? "-" : sprintf("%.0f/%.0f=%.1fx", a, b, b > 0 ? a / b : 0)
-            printf " %17s", cell
-            if (a != "" && b != "") { cells++; if (b > 0 && a >= 2 * b) ok++; if (b > 0 && a >= b) ok1++; rs[cells] = b > 0 ? a / b : 0 }
-        }
-        print ""
-    }
-    printf "# goal: every cell csn >= 2x MPI: %d of %d cells\n", ok, cells
-    printf "# goal (issue 19): every cell >= 1.0x: %d of %d cells; median cell %.2fx (goal >= 1.5x)\n", ok1, cells, median(rs, cells)
-}' "$T"/nt.csn.*.txt "$T"/nt.mpi.*.txt
+    print "# goal (issue 19): " cells(1)
+    split("core near far", cls, " ")
+    for (i = 1; i <= 3; i++) if (ncls[want = cls[i]] > 0)
+        printf "#   over the %d %s round(s) alone: %s\n", ncls[want], want, cells(0)
+}' "${NTLINE[@]}" "$T"/nt.csn.*.txt "$T"/nt.mpi.*.txt

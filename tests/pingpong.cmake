@@ -100,6 +100,12 @@ if(TARGET pingpong AND TARGET csnrun)
   endif()
   set_tests_properties(pingpong_placement PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
                        ENVIRONMENT "PLACEMENT_NO_MPI=${pp_placement_no_mpi}")
+  # bench/shm-vs-mpi.sh, short: its placement lines and per-placement goals, --report.
+  add_test(NAME pingpong_shm_vs_mpi
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/bench/shm_vs_mpi.sh
+                   ${PROJECT_SOURCE_DIR}/bench/shm-vs-mpi.sh ${CMAKE_BINARY_DIR})
+  set_tests_properties(pingpong_shm_vs_mpi PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "SHM_VS_MPI_NO_MPI=${pp_placement_no_mpi}")
 endif()
 
 if(TARGET pingpong)

@@ -1,7 +1,8 @@
 # ratios.awk: functions the comparison scripts' awk programs share (bench/tcp-vs-mpi.sh,
 # bench/shm-vs-mpi.sh, bench/ofi-vs-mpi.sh; prepended to each program). The noise functions'
 # data: v[KIND, ROUND, SIZE, METRIC], the variable rounds, and for noise_line the sizes
-# order[1..nsizes].
+# order[1..nsizes]. With want set ("near" or "far"), only the rounds r with rcls[r] == want
+# count (rounds of one placement of the two vCPUs; bench/shm-vs-mpi.sh).
 
 # The median of a[1..n] ("" when n is 0).
 function median(a, n,    i, j, t) {
@@ -10,16 +11,22 @@ function median(a, n,    i, j, t) {
     return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
 
-# The machine's noise on one comparison: kind k against itself in adjacent rounds, the median
-# factor between two of its runs (1.00: none). A ratio that misses its goal by less is within
-# what the same program differs from itself here.
-function noise(k, m, s,    r, n, a, x) {
-    n = 0
-    for (r = 1; r < rounds; r++)
-        if ((k, r, s, m) in v && (k, r + 1, s, m) in v && v[k, r, s, m] > 0 && v[k, r + 1, s, m] > 0) {
-            x = v[k, r, s, m] / v[k, r + 1, s, m]
+# Whether round r counts (want unset, or r of the wanted placement).
+function counted(r) { return want == "" || rcls[r] == want }
+
+# The machine's noise on one comparison: kind k against itself in adjacent counted rounds, the
+# median factor between two of its runs (1.00: none). A ratio that misses its goal by less is
+# within what the same program differs from itself here.
+function noise(k, m, s,    r, p, n, a, x) {
+    n = p = 0
+    for (r = 1; r <= rounds; r++) {
+        if (!counted(r) || !((k, r, s, m) in v) || v[k, r, s, m] <= 0) continue
+        if (p) {
+            x = v[k, p, s, m] / v[k, r, s, m]
             a[++n] = x < 1 ? 1 / x : x
         }
+        p = r
+    }
     return median(a, n)
 }
 

@@ -1,0 +1,36 @@
+#!/bin/sh
+# bench/shm-vs-mpi.sh, short: two rounds of two sizes and one nettest round, the placement
+# lines and goals it prints, the same goals again from --report, and the argument errors.
+# usage: shm_vs_mpi.sh SCRIPT BUILD_DIR
+script=$1 build=$2
+fail() { echo "FAIL: $*"; exit 1; }
+for args in "--rounds 0" "--bands 0.1" "--bands a,b" "--rematch -1" "--bogus" "--report /nonexistent"; do
+    # shellcheck disable=SC2086
+    err=$("$script" --build "$build" $args 2>&1 >/dev/null)
+    st=$?
+    [ "$st" = 2 ] || fail "'$args' exited $st, not 2"
+    [ "$(echo "$err" | wc -l)" = 1 ] || fail "'$args' printed more than one line: $err"
+done
+command -v mpirun.openmpi >/dev/null && [ -x "$build/bench/pingpong/pingpong-mpi" ] || {
+    echo "SKIP: no Open MPI twin"
+    exit 77
+}
+[ "${SHM_VS_MPI_NO_MPI:-0}" = 1 ] && { echo "SKIP: sanitizer build"; exit 77; }
+keep=$(mktemp -d /tmp/shm_vs_mpi.XXXXXX) || exit 1
+trap 'rm -rf "$keep"' EXIT
+export PP_ARGS="--sizes 8,1K --samples 2 --sample-ms 1" NT_ROUNDS=1 KEEP_DIR=$keep
+out=$("$script" --build "$build" --rounds 2 --rematch 1 2>&1) || { echo "$out"; fail "the run failed"; }
+echo "$out"
+for re in '^# core-to-core latency .* per round: [0-9.]+/[0-9.]+/[0-9.]+ \((core|near|far|mixed)\) ' \
+    '^# placement \(--bands 0.045,0.15 us\): [0-9]+ core, [0-9]+ near, [0-9]+ far, [0-9]+ mixed rounds; [01] run again$' \
+    '^#   latency 8 B: csn/MPI [0-9.]+ \(goal <= 0.8\): ' '^#   streaming 1..4K: csn/MPI >= 1.0 at [0-9]+ of 2 sizes' \
+    '^# goal \(issue 19\): every cell >= 1.0x: [0-9]+ of 36 cells' '^# line-floor \(us\) before csn/between/after MPI'; do
+    echo "$out" | grep -qE "$re" || fail "no line matching $re"
+done
+# A round of one placement has its goals again (when the machine kept still for one).
+n=$(echo "$out" | grep -cE '^# goals over the [0-9]+ (core|near|far) round\(s\) alone')
+m=$(echo "$out" | grep -E '^# placement' | awk '{ print $5 + $7 + $9 }')
+[ "$n" -ge 1 ] || [ "$m" = 0 ] || fail "$m rounds of one placement, but no goals per placement"
+again=$("$script" --build "$build" --rounds 2 --report "$keep" 2>/dev/null) || fail "--report failed"
+[ "$(echo "$out" | grep '^#   ')" = "$(echo "$again" | grep '^#   ')" ] || fail "--report gave other goals"
+echo PASS
