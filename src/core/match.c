@@ -535,8 +535,10 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
     if (pull && c->shm && p->cma) {
         /* Deferred pulls listed or under way (receives posted after their RTS, pulled by
          * whoever polls): this one goes behind them, so that receives complete in the order
-         * they were posted (pulled here at once, it would complete first). */
-        if ((atomic_load(&p->npulls) > 0 || atomic_load(&t->pulling) > 0) &&
+         * they were posted (pulled here at once, it would complete first). Listed too when
+         * we are the progress thread and a user thread is back to pull it. */
+        if ((atomic_load(&p->npulls) > 0 || atomic_load(&t->pulling) > 0 ||
+             csni_bg_users_back(p)) &&
             match_defer_pull(c, t, op, f))
             return;
         /* Pulled under the reader lock, as the seed receives "the remaining packets directly

@@ -470,8 +470,9 @@ void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns)
 {
     struct epoll_event ev[64];
     atomic_fetch_add(&p->prog.nepoll, 1);
-    /* Counted in nepoll first: a pull deferred after this look kicks us (csni_rndv_defer_pull). */
-    if (csni_rndv_run_pulls(p, NULL) || csni_arm_rings(p, true)) {
+    /* Counted in nepoll first: a pull deferred after this look kicks us (csni_rndv_defer_pull).
+     * The progress thread leaves at once when a user thread came back (csni_bg_users_back). */
+    if (csni_bg_users_back(p) || csni_rndv_run_pulls(p, NULL) || csni_arm_rings(p, true)) {
         atomic_fetch_sub(&p->prog.nepoll, 1);
         return;
     }
@@ -481,7 +482,8 @@ void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns)
     int n = epoll_wait(p->epfd, ev, 64, (int)((nap_ns + 999999u) / 1000000u));
     for (int i = 0; i < n; i++)
         poll_handle(p, &ev[i], true);
-    (void)csni_rndv_run_pulls(p, NULL);
+    if (!csni_bg_users_back(p))
+        (void)csni_rndv_run_pulls(p, NULL);
     /* Rings stay armed after a wake-up (a producer clears the flag when it rings): a disarm
      * here would silence the rings under another thread still in epoll (the poller and the
      * progress thread may both be there). The doorbells we took cleared their flags under

@@ -99,6 +99,7 @@ static void *progress_main(void *arg)
             continue;
         }
         park_ns = PROGRESS_PARK_MIN_NS;
+        p->prog.bg_seen = seen; /* csni_bg_users_back */
         csni_poll_sleep(p, 1000000000u);
     }
     return NULL;

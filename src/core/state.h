@@ -67,6 +67,7 @@ struct csni_prog {
     _Atomic bool deep_parked;  /* in a park longer than PROGRESS_PARK_ACTIVE_NS (a poller runs) */
     _Atomic bool kicked;       /* a thread went to sleep: the progress thread must poll */
     _Atomic uint64_t activity; /* waits ended by user threads (the progress thread's cue) */
+    uint64_t bg_seen;          /* activity when the progress thread began to poll (its own) */
     _Atomic bool stopping;
 };
 
@@ -129,6 +130,21 @@ static inline void csni_busy_end(struct csni_proc *p, bool counted)
 {
     if (counted)
         atomic_fetch_sub(&p->prog.spinners, 1);
+}
+
+/* Whether the caller is the progress thread and a user thread came back into the library
+ * since it began to poll (a spinner, or a wait ended: activity moved from bg_seen). Then the
+ * progress thread lists the pulls it finds rather than making them, and leaves: the user
+ * thread pulls them in its wait. Made beside that thread's own pulls, the progress thread's
+ * took turns with them for the connection's reader lock on a 2-CPU host, a third copying
+ * thread on two CPUs (a whole window of 64 pulled by a progress thread woken in the first
+ * rounds of a batch: both ways at 1 MiB, BENCHMARKS.md, issue 19). A user thread that went
+ * back to computing is seen at the progress thread's next look, one park period later. */
+static inline bool csni_bg_users_back(struct csni_proc *p)
+{
+    return p->prog.running && pthread_equal(pthread_self(), p->prog.thread) &&
+           (atomic_load(&p->prog.spinners) > 0 ||
+            atomic_load_explicit(&p->prog.activity, memory_order_relaxed) != p->prog.bg_seen);
 }
 
 #endif
