@@ -114,6 +114,14 @@ endforeach()
 # job on each transport; outsiders' connections to a rank and to the name service during a
 # checked exchange (descriptors and latency come back); a rank at its descriptor limit;
 # squatted shared-memory names; a small-message flood against CSN_UNEXPECTED_LIMIT.
+# The count of large receives outstanding, zero again after every kind of completion.
+add_executable(test_large_rx core/test_large_rx.c)
+target_link_libraries(test_large_rx csn_internal Threads::Threads)
+foreach(tr shm unix)
+  add_test(NAME core_large_rx_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_large_rx>)
+  set_tests_properties(core_large_rx_${tr} PROPERTIES TIMEOUT 60 ENVIRONMENT "CSN_TRANSPORT=${tr}")
+endforeach()
+
 add_executable(test_harden core/test_harden.c)
 target_link_libraries(test_harden csn_internal Threads::Threads)
 foreach(tr shm unix tcp)

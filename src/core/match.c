@@ -100,10 +100,23 @@ static csn_status match_post_self(csn_transport *t, struct csni_op *op)
     return CSN_OK;
 }
 
+/* Both ways at once over shared memory: while receives of ours longer than half the eager
+ * size are outstanding (t->large_rx), a message longer than that is sent as a rendezvous the
+ * receiver pulls, not eager. Eager both ways, each side copies every message twice (into the
+ * ring and out of the other), where a pull copies it once (64 KiB both ways 13.9 GB/s eager
+ * against 16.4 pulled, Open MPI 15.6; BENCHMARKS.md, issue 19). One way, eager stays: the
+ * two copies run on two CPUs at once there. */
+static inline bool match_pulled_both_ways(const struct csni_proc *p, csn_transport *t,
+                                          size_t len)
+{
+    return len > p->tun.shm_eager / 2 && p->cma &&
+           atomic_load_explicit(&t->large_rx, memory_order_relaxed) > 0;
+}
+
 bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
 {
     struct csni_proc *p = csni_p;
-    if (p->tun.conn_per_transport || len > p->tun.shm_eager)
+    if (p->tun.conn_per_transport || len > p->tun.shm_eager || match_pulled_both_ways(p, t, len))
         return false;
     int rank = csni_netid_rank(to);
     if (rank == p->me)
@@ -159,7 +172,8 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
     /* pp->conn is set once the peer is ready (NULL: never reached, lost); a move may change it,
      * and a frame given to the old one then goes to the new one (csni_conn_send). */
     struct csni_conn *c = lanes ? NULL : pp->conn;
-    if (c && op->len <= pp->eager_max && csni_credit_take(pp, csni_credit_cost(op->len))) {
+    if (c && op->len <= pp->eager_max && !(c->shm && match_pulled_both_ways(p, t, op->len)) &&
+        csni_credit_take(pp, csni_credit_cost(op->len))) {
         /* Eager. A dead connection completes the op with CSN_PEER_LOST when queued. */
         struct csni_frame f = csni_frame_eager(dst, t->tid, op->len);
         csni_frame_encode(&f, op->sr.hdr);
@@ -299,7 +313,7 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
     struct csni_conn *failed = NULL;
 
     op->kind = CSNI_OP_RX;
-    op->large = op->len > p->tun.shm_eager;
+    op->large = op->len > p->tun.shm_eager / 2;
     if (op->large) /* until it completes (csni_complete) */
         atomic_fetch_add_explicit(&t->large_rx, 1, memory_order_relaxed);
     /* Relaxed: nobody else sees op before it is listed under t's lock (a seq_cst store is a
@@ -404,6 +418,10 @@ bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *ow
     size_t n = f->len < op->len ? f->len : op->len;
     match_copy(op->buf, payload, n);
     if (own) {
+        /* csni_complete's count of a large receive, which this path does without it (a
+         * small message into a receive longer than half the eager size). */
+        if (op->large)
+            atomic_fetch_sub_explicit(&t->large_rx, 1, memory_order_relaxed);
         if (op->received)
             *op->received = n;
         op->status = f->len > op->len ? CSN_OVERRUN : CSN_OK;

@@ -37,8 +37,9 @@ struct csn_transport {
     } * lanes;
     unsigned nlanes;
     _Atomic unsigned pulling; /* deferred pulls into this transport's buffers under way */
-    /* Receives longer than the shm eager limit posted and not yet complete: while there are,
-     * a rendezvous we send over shm asks to be pulled (core/match.c, csni_rndv_pulls). */
+    /* Receives longer than half the shm eager size posted and not yet complete: while there
+     * are, a message of that size we send over shm is a rendezvous that asks to be pulled
+     * (core/match.c: match_pulled_both_ways, csni_rndv_pulls). */
     _Atomic unsigned large_rx;
 };
 
