@@ -1,8 +1,9 @@
 #!/bin/bash
 # shm-vs-mpi.sh: csn against Open MPI on this host: pingpong rounds, memcpy reference, two ranks on one core, nettest on 2 cores.
 #
-# usage: bench/shm-vs-mpi.sh [--build DIR] [--rounds N] [--reuse-buffer] [--bands NEAR,FAR]
-#                            [--rematch N] [--report DIR]     (or: BUILD_DIR [ROUNDS])
+# usage: bench/shm-vs-mpi.sh [--build DIR] [--rounds N] [--reuse-buffer] [--bind core|none]
+#                            [--bands NEAR,FAR] [--rematch N] [--report DIR]
+#                            (or: BUILD_DIR [ROUNDS])
 #   ROUNDS (default 5): rounds of  csnrun -np 2 pingpong / mpirun -np 2 pingpong-mpi / memcpy-bench,
 #   run alternately so that slow drifts of the machine hit all three alike. Per size, the
 #   figures are medians over the rounds of each round's median, and the ratios medians over
@@ -20,6 +21,9 @@
 #   during it) is run again, up to N times in the whole run (default 2).
 #   --reuse-buffer: both pingpong and pingpong-mpi receive every window message into one
 #   buffer (as OSU's osu_bw); default: one receive buffer per message.
+#   --bind core|none: the pingpong rounds with both ranks bound, each to one CPU (csnrun
+#   --bind-to core, and mpirun's own default for 2 ranks), or neither (csnrun's default, and
+#   mpirun --bind-to none). Default core: the same placement policy on both sides.
 #   --report DIR: no runs; the tables and goals again from a KEEP_DIR of an earlier run
 #   (with the same --rounds and NT_ROUNDS).
 # Environment: PP_ARGS (extra pingpong and memcpy-bench options, e.g. "--max 4M"),
@@ -31,10 +35,10 @@ set -u
 # The median, the noise line and the goal misses of the awk programs below.
 AWK_RATIOS=$(cat "$(dirname "$0")/common/ratios.awk") || { echo "shm-vs-mpi.sh: bench/common/ratios.awk is missing" >&2; exit 2; }
 usage() {
-    sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,32p' "$0" | sed 's/^# \{0,1\}//'
 }
 # The options of the other comparison scripts (--build, --rounds); the positional form stays.
-build=${BUILD:-build} ROUNDS=5 npos=0 REUSE='' REPORT='' BANDS=0.045,0.15 REMATCH=2
+build=${BUILD:-build} ROUNDS=5 npos=0 REUSE='' REPORT='' BANDS=0.045,0.15 REMATCH=2 BIND=core
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
@@ -43,6 +47,7 @@ while [ $# -gt 0 ]; do
     --reuse-buffer) REUSE=--reuse-buffer; shift ;;
     --report) REPORT=${2:?--report needs a directory}; shift 2 ;;
     --bands) BANDS=${2:?--bands needs NEAR,FAR}; shift 2 ;;
+    --bind) BIND=${2:?--bind needs core or none}; shift 2 ;;
     --rematch) REMATCH=${2:?--rematch needs a number}; shift 2 ;;
     -*) echo "shm-vs-mpi.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) [ $npos = 0 ] && build=$1 || ROUNDS=$1; npos=$((npos + 1)); shift ;;
@@ -55,6 +60,11 @@ case "$ROUNDS" in
 esac
 echo "$BANDS" | grep -Eq '^[0-9]*\.?[0-9]+,[0-9]*\.?[0-9]+$' ||
     { echo "shm-vs-mpi.sh: --bands must be two numbers of microseconds, NEAR,FAR (e.g. 0.045,0.15), not '$BANDS'" >&2; exit 2; }
+case "$BIND" in
+core) CSN_BIND=(--bind-to core) MPI_BIND=() ;;
+none) CSN_BIND=() MPI_BIND=(--bind-to none) ;;
+*) echo "shm-vs-mpi.sh: --bind must be core or none, not '$BIND'" >&2; exit 2 ;;
+esac
 case "$REMATCH" in
 '' | *[!0-9]*) echo "shm-vs-mpi.sh: --rematch must be a number, not '$REMATCH'" >&2; exit 2 ;;
 esac
@@ -103,7 +113,7 @@ echo "# shm-vs-mpi.sh $* -- $(date -u '+%Y-%m-%d %H:%M UTC')"
 [ -z "$REPORT" ] || echo "# --report: the tables below are recomputed from $T; the load lines are of now, not of the run"
 echo "# host: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (other jobs on the machine add noise)"
-echo "# csn: csnrun -np 2 $PP $PP_ARGS $REUSE   MPI: mpirun.openmpi -np 2 (default binding) $PPMPI $PP_ARGS $REUSE"
+echo "# csn: csnrun ${CSN_BIND[*]} -np 2 $PP $PP_ARGS $REUSE   MPI: mpirun.openmpi ${MPI_BIND[*]:-(default binding: core)} -np 2 $PPMPI $PP_ARGS $REUSE"
 echo "# receive buffers (bw, bibw): ${REUSE:+one per window (--reuse-buffer)}${REUSE:-one per message}"
 echo
 
@@ -143,10 +153,10 @@ while [ "$r" -le "$ROUNDS" ]; do
     echo "round $r/$ROUNDS ..." >&2
     before=$(line_sample)
     # shellcheck disable=SC2086
-    run "$T/csn.$r.txt" "$CSNRUN" -np 2 "$PP" $PP_ARGS $REUSE --json "$T/csn.$r.json"
+    run "$T/csn.$r.txt" "$CSNRUN" "${CSN_BIND[@]}" -np 2 "$PP" $PP_ARGS $REUSE --json "$T/csn.$r.json"
     mid=$(line_sample)
     # shellcheck disable=SC2086
-    run "$T/mpi.$r.txt" "$MPIRUN" -np 2 "$PPMPI" $PP_ARGS $REUSE --json "$T/mpi.$r.json"
+    run "$T/mpi.$r.txt" "$MPIRUN" "${MPI_BIND[@]}" -np 2 "$PPMPI" $PP_ARGS $REUSE --json "$T/mpi.$r.json"
     after=$(line_sample)
     # shellcheck disable=SC2086
     run "$T/memcpy.$r.txt" "$MC" $PP_ARGS --json "$T/memcpy.$r.json"

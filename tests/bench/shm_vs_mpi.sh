@@ -4,7 +4,7 @@
 # usage: shm_vs_mpi.sh SCRIPT BUILD_DIR
 script=$1 build=$2
 fail() { echo "FAIL: $*"; exit 1; }
-for args in "--rounds 0" "--bands 0.1" "--bands a,b" "--rematch -1" "--bogus" "--report /nonexistent"; do
+for args in "--rounds 0" "--bind socket" "--bands 0.1" "--bands a,b" "--rematch -1" "--bogus" "--report /nonexistent"; do
     # shellcheck disable=SC2086
     err=$("$script" --build "$build" $args 2>&1 >/dev/null)
     st=$?
