@@ -101,22 +101,40 @@ static csn_status match_post_self(csn_transport *t, struct csni_op *op)
 }
 
 /* Both ways at once over shared memory: while receives of ours longer than half the eager
- * size are outstanding (t->large_rx), a message longer than that is sent as a rendezvous the
- * receiver pulls, not eager. Eager both ways, each side copies every message twice (into the
- * ring and out of the other), where a pull copies it once (64 KiB both ways 13.9 GB/s eager
- * against 16.4 pulled, Open MPI 15.6; BENCHMARKS.md, issue 19). One way, eager stays: the
- * two copies run on two CPUs at once there. */
-static inline bool match_pulled_both_ways(const struct csni_proc *p, csn_transport *t,
-                                          size_t len)
+ * size are outstanding (t->large_rx), a message longer than that is sent to pp as a
+ * rendezvous the receiver pulls, not eager. Eager both ways, each side copies every message
+ * twice (into the ring and out of the other), where a pull copies it once (64 KiB both ways
+ * 13.9 GB/s eager against 16.4 pulled, Open MPI 15.6; BENCHMARKS.md, issue 19). One way,
+ * eager stays: the two copies run on two CPUs at once there. Such a message also goes as a
+ * rendezvous while any rendezvous of ours to pp is unanswered: sent eager behind one, it could
+ * complete at the receiver before it (a pull listed for later) and break the order of one
+ * sender's receives (test_pingpong_window, 64 KiB both ways). t's lock may be held. */
+/* Whether a rendezvous of ours to pp that asked to be pulled is unanswered; pp's lock held. */
+static bool match_pull_asked(const struct csni_peer *pp)
 {
-    return len > p->tun.shm_eager / 2 && p->cma &&
-           atomic_load_explicit(&t->large_rx, memory_order_relaxed) > 0;
+    for (const struct csni_op *o = pp->wait_cts.head; o; o = o->next)
+        if (o->pull_asked)
+            return true;
+    return false;
+}
+
+static bool match_pulled_both_ways(const struct csni_proc *p, csn_transport *t,
+                                   struct csni_peer *pp, size_t len)
+{
+    if (len <= p->tun.shm_eager / 2 || !p->cma)
+        return false;
+    if (atomic_load_explicit(&t->large_rx, memory_order_relaxed) > 0)
+        return true;
+    csni_lock(&pp->lock);
+    bool asked = pp->wait_cts.head != NULL;
+    csni_unlock(&pp->lock);
+    return asked;
 }
 
 bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
 {
     struct csni_proc *p = csni_p;
-    if (p->tun.conn_per_transport || len > p->tun.shm_eager || match_pulled_both_ways(p, t, len))
+    if (p->tun.conn_per_transport || len > p->tun.shm_eager)
         return false;
     int rank = csni_netid_rank(to);
     if (rank == p->me)
@@ -127,7 +145,8 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
     struct csni_conn *c = pp->conn; /* set once ready (an old one after a move refuses) */
     int64_t cost = csni_credit_cost(len);
     if (!c || !c->shm || len > pp->eager_max ||
-        csni_rtid_state(pp, csni_netid_tid(to)) != CSNI_RTID_OPEN || !csni_credit_take(pp, cost))
+        csni_rtid_state(pp, csni_netid_tid(to)) != CSNI_RTID_OPEN ||
+        match_pulled_both_ways(p, t, pp, len) || !csni_credit_take(pp, cost))
         return false;
     uint8_t hdr[CSNI_FRAME_SIZE];
     struct csni_frame f = csni_frame_eager(csni_netid_tid(to), t->tid, len);
@@ -172,7 +191,7 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
     /* pp->conn is set once the peer is ready (NULL: never reached, lost); a move may change it,
      * and a frame given to the old one then goes to the new one (csni_conn_send). */
     struct csni_conn *c = lanes ? NULL : pp->conn;
-    if (c && op->len <= pp->eager_max && !(c->shm && match_pulled_both_ways(p, t, op->len)) &&
+    if (c && op->len <= pp->eager_max && !(c->shm && match_pulled_both_ways(p, t, pp, op->len)) &&
         csni_credit_take(pp, csni_credit_cost(op->len))) {
         /* Eager. A dead connection completes the op with CSN_PEER_LOST when queued. */
         struct csni_frame f = csni_frame_eager(dst, t->tid, op->len);
@@ -212,16 +231,19 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
     } else {
         op->token = atomic_fetch_add(&p->next_token, 1);
         op->state = CSNI_ST_WAIT_CTS;
+        bool asked = match_pull_asked(pp);
         csni_oplist_push(&pp->wait_cts, op);
         if (lanes || !(sr = match_push(pp, op, dst))) {
             /* Over shared memory the receiver may pull the message itself: from CSN_SHM_PULL
              * bytes on, and any rendezvous while large receives of ours are outstanding (both
-             * ways at once: csni_rndv_pulls). */
-            uint64_t pull = pp->conn->shm && p->cma &&
-                                    (op->len >= p->tun.pull_min ||
-                                     atomic_load_explicit(&t->large_rx, memory_order_relaxed) > 0)
-                                ? (uint64_t)(uintptr_t)op->buf
-                                : 0;
+             * ways at once: csni_rndv_pulls), or while one we sent asking to be pulled is
+             * unanswered: a rendezvous without the address behind it is streamed at once,
+             * while the receiver may have listed that pull for later, and would complete
+             * first (test_pingpong_window, 64 KiB both ways, once our receives were done). */
+            op->pull_asked = pp->conn->shm && p->cma &&
+                             (op->len >= p->tun.pull_min || asked ||
+                              atomic_load_explicit(&t->large_rx, memory_order_relaxed) > 0);
+            uint64_t pull = op->pull_asked ? (uint64_t)(uintptr_t)op->buf : 0;
             struct csni_frame f = csni_frame_rts(dst, t->tid, op->len, op->token, pull, false);
             csni_frame_encode(&f, op->sr.hdr);
             op->sr.payload = NULL;

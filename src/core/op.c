@@ -46,6 +46,7 @@ void csni_op_init(struct csni_op *op, csn_transport *t)
     op->msglen = 0;
     op->token = 0;
     op->pushed = false;
+    op->pull_asked = false;
     op->refused = CSN_OK;
     op->pp = NULL;
     op->sr.next = NULL;

@@ -64,8 +64,8 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
         csni_complete_unlocked(op, CSN_PEER_LOST);
         return true;
     }
-    if (st == CSN_OK) {
-        struct csni_frame f = csni_frame_cts(CSNI_CTS_PULLED, mine, sender_token, 0);
+    struct csni_frame f = csni_frame_cts(CSNI_CTS_PULLED, mine, sender_token, 0);
+    if (st == CSN_OK && split) {
         csni_frame_encode(&f, op->sr.hdr);
         op->sr.payload = NULL;
         op->sr.paylen = 0;
@@ -76,14 +76,22 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
         } else {
             /* Listed only now, the copy done: the PUSHED note comes on the connection whose
              * reader lock our caller holds, so it cannot be read before this. */
-            if (split)
-                csni_oplist_push(&pp->wait_data, op);
+            csni_oplist_push(&pp->wait_data, op);
             csni_conn_send(pp->conn, &op->sr);
         }
         csni_unlock(&pp->lock);
+        if (st == CSN_OK)
+            return true;
     }
-    if (!split || st != CSN_OK)
-        csni_complete_unlocked(op, st);
+    /* Whole: the receive completes before the sender hears that it was pulled. Told first,
+     * the sender may send its next message eager, and a thread reading it could complete a
+     * later receive before ours (test_pingpong_window both ways, 2 runs of 30 under load).
+     * The answer then cannot live in op, which is the user's again: its own request. */
+    if (st == CSN_OK && csni_peer_is_lost(pp))
+        st = CSN_PEER_LOST;
+    csni_complete_unlocked(op, st);
+    if (st == CSN_OK && !csni_peer_send_frame(pp, &f) && !csni_peer_is_lost(pp))
+        csni_conn_fail(pp->conn, "out of memory for the answer to a pulled message");
     return true;
 }
 

@@ -61,6 +61,10 @@ static void window_wait(csn_transport *t, int n, unsigned char *rbuf, size_t siz
         CHECK(op == CSN_OK);
         CHECK(s == CSN_TX_READY || s == CSN_RX_READY);
         if (s == CSN_RX_READY) {
+            if (buf != rbuf + (size_t)*next_rx * size)
+                fprintf(stderr, "rank %d: %s: receive %ld completed where %d was next\n",
+                        csn_job_rank(), window_phase,
+                        (long)(((unsigned char *)buf - rbuf) / (long)(size ? size : 1)), *next_rx);
             CHECK(buf == rbuf + (size_t)*next_rx * size);
             CHECK(got[*next_rx] == size);
             (*next_rx)++;
