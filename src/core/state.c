@@ -5,6 +5,7 @@
 #include "core/state.h"
 
 struct csni_proc *csni_p;
+_Thread_local bool csni_in_progress_thread __attribute__((tls_model("initial-exec")));
 
 uint64_t csni_now_ns(void)
 {

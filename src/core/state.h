@@ -110,6 +110,9 @@ uint64_t csni_now_ns(void);
 /* Wakes whoever waits in the process's epoll set (an eventfd write). Never blocks. */
 void csni_kick_epoll(struct csni_proc *p);
 
+/* Set in the progress thread alone (core/progress.c), at its start. */
+extern _Thread_local bool csni_in_progress_thread __attribute__((tls_model("initial-exec")));
+
 /* A long copy in the library (a single-copy pull, or the write half of a split) begins and
  * ends: made by a user thread, it counts as a spinner while it lasts, so that the progress
  * thread stays parked (core/progress.c). While it polls, the progress thread looks at the user
@@ -120,7 +123,7 @@ void csni_kick_epoll(struct csni_proc *p);
  * BENCHMARKS.md, issue 19). begin returns whether it counted; end takes that. */
 static inline bool csni_busy_begin(struct csni_proc *p)
 {
-    if (p->prog.running && pthread_equal(pthread_self(), p->prog.thread))
+    if (csni_in_progress_thread)
         return false;
     atomic_fetch_add(&p->prog.spinners, 1);
     return true;
@@ -142,7 +145,7 @@ static inline void csni_busy_end(struct csni_proc *p, bool counted)
  * back to computing is seen at the progress thread's next look, one park period later. */
 static inline bool csni_bg_users_back(struct csni_proc *p)
 {
-    return p->prog.running && pthread_equal(pthread_self(), p->prog.thread) &&
+    return csni_in_progress_thread &&
            (atomic_load(&p->prog.spinners) > 0 ||
             atomic_load_explicit(&p->prog.activity, memory_order_relaxed) != p->prog.bg_seen);
 }

@@ -88,8 +88,8 @@ int main(void)
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         size_t n = sizes[k];
         memset(out, (int)(0x40 + k + (size_t)rank), n);
-        CHECK_OK(csn_rx_nb_from(T, peer, b, n, &got));
-        CHECK(large_rx() == 1);
+        CHECK_OK(csn_rx_nb_from(T, peer, b, n, &got)); /* done at once if the peer's was here */
+        CHECK(large_rx() <= 1);
         CHECK_OK(csn_tx_nb(T, peer, out, n));
         for (int seen = 0; seen < 2; seen++) {
             csn_status r = csn_test(T, CSN_TX | CSN_RX, CSN_FOREVER, &id, &buf, &st);
