@@ -118,10 +118,11 @@ static bool match_pull_asked(const struct csni_peer *pp)
     return false;
 }
 
-static bool match_pulled_both_ways(const struct csni_proc *p, csn_transport *t,
-                                   struct csni_peer *pp, size_t len)
+static __attribute__((noinline)) bool match_both_ways_long(const struct csni_proc *p,
+                                                          csn_transport *t,
+                                                          struct csni_peer *pp)
 {
-    if (len <= p->tun.shm_eager / 2 || !p->cma)
+    if (!p->cma)
         return false;
     if (atomic_load_explicit(&t->large_rx, memory_order_relaxed) > 0)
         return true;
@@ -129,6 +130,13 @@ static bool match_pulled_both_ways(const struct csni_proc *p, csn_transport *t,
     bool asked = pp->wait_cts.head != NULL;
     csni_unlock(&pp->lock);
     return asked;
+}
+
+/* Inline, the short messages' test only: the small-message path stays as it was. */
+static inline bool match_pulled_both_ways(const struct csni_proc *p, csn_transport *t,
+                                          struct csni_peer *pp, size_t len)
+{
+    return len > p->tun.shm_eager / 2 && match_both_ways_long(p, t, pp);
 }
 
 bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
