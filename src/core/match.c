@@ -119,8 +119,7 @@ static bool match_pull_asked(const struct csni_peer *pp)
 }
 
 static __attribute__((noinline)) bool match_both_ways_long(const struct csni_proc *p,
-                                                          csn_transport *t,
-                                                          struct csni_peer *pp)
+                                                           csn_transport *t, struct csni_peer *pp)
 {
     if (!p->cma)
         return false;

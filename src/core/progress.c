@@ -71,7 +71,7 @@ static void progress_park(struct csni_proc *p, uint64_t ns, bool deep)
 static void *progress_main(void *arg)
 {
     struct csni_proc *p = arg;
-    csni_in_progress_thread = true; /* csni_bg_users_back */
+    csni_in_progress_thread = true;                     /* csni_bg_users_back */
     uint64_t seen = atomic_load(&p->prog.activity) - 1; /* counts as active at first */
     uint64_t park_ns = PROGRESS_PARK_MIN_NS;
     while (!atomic_load(&p->prog.stopping)) {

@@ -95,8 +95,7 @@ int main(void)
             csn_status r = csn_test(T, CSN_TX | CSN_RX, CSN_FOREVER, &id, &buf, &st);
             CHECK((r == CSN_TX_READY || r == CSN_RX_READY) && st == CSN_OK);
         }
-        CHECK(got == n && b[0] == (uint8_t)(0x40 + k + (size_t)(1 - rank)) &&
-              b[n - 1] == b[0]);
+        CHECK(got == n && b[0] == (uint8_t)(0x40 + k + (size_t)(1 - rank)) && b[n - 1] == b[0]);
         CHECK(large_rx() == 0);
         CHECK_OK(csn_job_barrier(T));
     }
