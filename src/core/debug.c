@@ -124,7 +124,8 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
     else if (len <= eager)
         how = shm && p->cma && len > eager / 2
                   ? "eager (rendezvous when the peer's credit is spent; pulled by the receiver "
-                    "while we have receives this long of our own outstanding: both ways at once)"
+                    "while we have receives this long of our own outstanding, or a rendezvous to it "
+                    "unanswered: both ways at once)"
                   : "eager (rendezvous when the peer's credit is spent)";
     else if (pulled && !p->tun.conn_per_transport && p->tun.split_min && len >= p->tun.split_min)
         how = "rendezvous, split copy (both sides copy)";

@@ -100,15 +100,6 @@ static csn_status match_post_self(csn_transport *t, struct csni_op *op)
     return CSN_OK;
 }
 
-/* Both ways at once over shared memory: while receives of ours longer than half the eager
- * size are outstanding (t->large_rx), a message longer than that is sent to pp as a
- * rendezvous the receiver pulls, not eager. Eager both ways, each side copies every message
- * twice (into the ring and out of the other), where a pull copies it once (64 KiB both ways
- * 13.9 GB/s eager against 16.4 pulled, Open MPI 15.6; BENCHMARKS.md, issue 19). One way,
- * eager stays: the two copies run on two CPUs at once there. Such a message also goes as a
- * rendezvous while any rendezvous of ours to pp is unanswered: sent eager behind one, it could
- * complete at the receiver before it (a pull listed for later) and break the order of one
- * sender's receives (test_pingpong_window, 64 KiB both ways). t's lock may be held. */
 /* Whether a rendezvous of ours to pp that asked to be pulled is unanswered; pp's lock held. */
 static bool match_pull_asked(const struct csni_peer *pp)
 {
@@ -118,6 +109,7 @@ static bool match_pull_asked(const struct csni_peer *pp)
     return false;
 }
 
+/* match_pulled_both_ways for a message longer than half the eager size. */
 static __attribute__((noinline)) bool match_both_ways_long(const struct csni_proc *p,
                                                            csn_transport *t, struct csni_peer *pp)
 {
@@ -131,7 +123,16 @@ static __attribute__((noinline)) bool match_both_ways_long(const struct csni_pro
     return asked;
 }
 
-/* Inline, the short messages' test only: the small-message path stays as it was. */
+/* Both ways at once over shared memory: while receives of ours longer than half the eager
+ * size are outstanding (t->large_rx), a message longer than that is sent to pp as a
+ * rendezvous the receiver pulls, not eager. Eager both ways, each side copies every message
+ * twice (into the ring and out of the other), where a pull copies it once (64 KiB both ways
+ * 13.9 GB/s eager against 16.4 pulled, Open MPI 15.6; BENCHMARKS.md, issue 19). One way,
+ * eager stays: the two copies run on two CPUs at once there. Such a message also goes as a
+ * rendezvous while any rendezvous of ours to pp is unanswered: sent eager behind one, it could
+ * complete at the receiver before it (a pull listed for later) and break the order of one
+ * sender's receives (test_pingpong_window, 64 KiB both ways). t's lock may be held.
+ * The short messages' test is inline: the small-message path stays as it was. */
 static inline bool match_pulled_both_ways(const struct csni_proc *p, csn_transport *t,
                                           struct csni_peer *pp, size_t len)
 {
