@@ -109,9 +109,18 @@ static bool match_pull_asked(const struct csni_peer *pp)
     return false;
 }
 
-/* match_pulled_both_ways for a message longer than half the eager size. */
-static __attribute__((noinline)) bool match_both_ways_long(const struct csni_proc *p,
-                                                           csn_transport *t, struct csni_peer *pp)
+/* Both ways at once over shared memory: while receives of ours longer than half the eager
+ * size are outstanding (t->large_rx), a message longer than that (len) is sent to pp as a
+ * rendezvous the receiver pulls, not eager. Eager both ways, each side copies every message
+ * twice (into the ring and out of the other), where a pull copies it once (64 KiB both ways
+ * 13.9 GB/s eager against 16.4 pulled, Open MPI 15.6; BENCHMARKS.md, issue 19). One way,
+ * eager stays: the two copies run on two CPUs at once there. Such a message also goes as a
+ * rendezvous while any rendezvous of ours to pp is unanswered: sent eager behind one, it could
+ * complete at the receiver before it (a pull listed for later) and break the order of one
+ * sender's receives (test_pingpong_window, 64 KiB both ways). Longer than half the eager
+ * size: csni_tx_now leaves those messages to match_send, whose path this is. */
+static bool match_pulled_both_ways(const struct csni_proc *p, csn_transport *t,
+                                   struct csni_peer *pp)
 {
     if (!p->cma)
         return false;
@@ -123,27 +132,11 @@ static __attribute__((noinline)) bool match_both_ways_long(const struct csni_pro
     return asked;
 }
 
-/* Both ways at once over shared memory: while receives of ours longer than half the eager
- * size are outstanding (t->large_rx), a message longer than that is sent to pp as a
- * rendezvous the receiver pulls, not eager. Eager both ways, each side copies every message
- * twice (into the ring and out of the other), where a pull copies it once (64 KiB both ways
- * 13.9 GB/s eager against 16.4 pulled, Open MPI 15.6; BENCHMARKS.md, issue 19). One way,
- * eager stays: the two copies run on two CPUs at once there. Such a message also goes as a
- * rendezvous while any rendezvous of ours to pp is unanswered: sent eager behind one, it could
- * complete at the receiver before it (a pull listed for later) and break the order of one
- * sender's receives (test_pingpong_window, 64 KiB both ways). t's lock may be held.
- * The short messages' test is inline: the small-message path stays as it was. */
-static inline bool match_pulled_both_ways(const struct csni_proc *p, csn_transport *t,
-                                          struct csni_peer *pp, size_t len)
-{
-    return len > p->tun.shm_eager / 2 && match_both_ways_long(p, t, pp);
-}
-
 bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
 {
     struct csni_proc *p = csni_p;
-    if (p->tun.conn_per_transport || len > p->tun.shm_eager)
-        return false;
+    if (p->tun.conn_per_transport || len > p->tun.shm_half_eager)
+        return false; /* longer: match_send decides (match_pulled_both_ways) */
     int rank = csni_netid_rank(to);
     if (rank == p->me)
         return false;
@@ -153,8 +146,7 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
     struct csni_conn *c = pp->conn; /* set once ready (an old one after a move refuses) */
     int64_t cost = csni_credit_cost(len);
     if (!c || !c->shm || len > pp->eager_max ||
-        csni_rtid_state(pp, csni_netid_tid(to)) != CSNI_RTID_OPEN ||
-        match_pulled_both_ways(p, t, pp, len) || !csni_credit_take(pp, cost))
+        csni_rtid_state(pp, csni_netid_tid(to)) != CSNI_RTID_OPEN || !csni_credit_take(pp, cost))
         return false;
     uint8_t hdr[CSNI_FRAME_SIZE];
     struct csni_frame f = csni_frame_eager(csni_netid_tid(to), t->tid, len);
@@ -199,7 +191,7 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
     /* pp->conn is set once the peer is ready (NULL: never reached, lost); a move may change it,
      * and a frame given to the old one then goes to the new one (csni_conn_send). */
     struct csni_conn *c = lanes ? NULL : pp->conn;
-    if (c && op->len <= pp->eager_max && !(c->shm && match_pulled_both_ways(p, t, pp, op->len)) &&
+    if (c && op->len <= pp->eager_max && !(c->shm && op->len > p->tun.shm_half_eager && match_pulled_both_ways(p, t, pp)) &&
         csni_credit_take(pp, csni_credit_cost(op->len))) {
         /* Eager. A dead connection completes the op with CSN_PEER_LOST when queued. */
         struct csni_frame f = csni_frame_eager(dst, t->tid, op->len);
@@ -343,7 +335,7 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
     struct csni_conn *failed = NULL;
 
     op->kind = CSNI_OP_RX;
-    op->large = op->len > p->tun.shm_eager / 2;
+    op->large = op->len > p->tun.shm_half_eager;
     if (op->large) /* until it completes (csni_complete) */
         atomic_fetch_add_explicit(&t->large_rx, 1, memory_order_relaxed);
     /* Relaxed: nobody else sees op before it is listed under t's lock (a seq_cst store is a

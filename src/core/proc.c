@@ -205,6 +205,7 @@ static csn_status proc_net_tunables(struct csni_proc *p)
     }
     tun->shm_ring = v[0];
     tun->shm_eager = v[1] > tun->eager_max ? tun->eager_max : v[1];
+    tun->shm_half_eager = tun->shm_eager / 2;
     tun->split_min = v[2];
     /* Where every rank has a CPU, a rendezvous streams through the ring: the sender copies
      * in while the receiver copies out, two CPUs at once, and a waiter whose polls move data

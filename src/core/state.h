@@ -45,6 +45,9 @@ struct csni_tun {
     uint64_t shm_ring;
     bool shm_membarrier;  /* the sleeper's membarrier stands in for the ringer's fence */
     size_t shm_eager;
+    /* Half of it: longer receives count as large (t->large_rx), and longer messages may go as
+     * a pulled rendezvous both ways at once, so csni_tx_now leaves them to match_send. */
+    size_t shm_half_eager;
     size_t split_min;     /* rendezvous at least this long: both sides copy (0: never) */
     size_t pull_min;      /* shm rendezvous at least this long: the receiver pulls it */
     size_t tcp_notsent;   /* TCP_NOTSENT_LOWAT of data sockets (0: the kernel's) */
