@@ -34,8 +34,9 @@ void csni_defer_wakes(bool on)
     complete_deferred.n = 0;
 }
 
-/* wake_seq has moved already (spinners see it at once); the system calls may wait for the
- * end of the reader's batch. Transports are never freed, so a deferred pointer stays valid. */
+/* done_seq and wake_seq have moved already (spinners see them at once); the system calls
+ * may wait for the end of the reader's batch. Transports are never freed, so a deferred
+ * pointer stays valid. */
 static void complete_wake_sleepers(csn_transport *t)
 {
     if (complete_deferred.depth == 0) {
@@ -50,15 +51,6 @@ static void complete_wake_sleepers(csn_transport *t)
         return;
     }
     complete_deferred.t[complete_deferred.n++] = t;
-}
-
-void csni_wake(csn_transport *t)
-{
-    /* seq_cst pairs with the sleeper's increment of sleepers then load of wake_seq
-     * (csni_wait): one of the two sides always sees the other. */
-    atomic_fetch_add(&t->wake_seq, 1);
-    if (atomic_load(&t->sleepers) > 0)
-        complete_wake_sleepers(t);
 }
 
 void csni_complete(csn_transport *t, struct csni_op *op, csn_status st)
@@ -90,7 +82,18 @@ void csni_complete(csn_transport *t, struct csni_op *op, csn_status st)
     csni_lock_assert_held(&t->lock);
     atomic_store_explicit(&op->state, CSNI_ST_DONE, memory_order_relaxed);
     csni_oplist_push(&t->cq, op);
-    csni_wake(t);
+    /* Only holders of t->lock write done_seq: a plain increment loses nothing. A sleeper
+     * counts itself in sleepers before it looks at cq under t->lock (csni_wait), so the lock
+     * orders the two: either it finds op there, or we see its count here and wake it. No
+     * locked instruction: in a stream of small messages each one waited for the record's
+     * cache line to reach the polling receiver (BENCHMARKS.md, issue 19). */
+    atomic_store_explicit(&t->done_seq,
+                          atomic_load_explicit(&t->done_seq, memory_order_relaxed) + 1,
+                          memory_order_release);
+    if (atomic_load_explicit(&t->sleepers, memory_order_relaxed) > 0) {
+        atomic_fetch_add(&t->wake_seq, 1);
+        complete_wake_sleepers(t);
+    }
 }
 
 void csni_complete_unlocked(struct csni_op *op, csn_status st)

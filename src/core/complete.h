@@ -13,8 +13,6 @@
 void csni_complete(csn_transport *t, struct csni_op *op, csn_status st);
 /* The same, taking op's transport lock when it needs it: the caller holds no transport lock. */
 void csni_complete_unlocked(struct csni_op *op, csn_status st);
-/* A completion was queued on t: wake its sleepers. */
-void csni_wake(csn_transport *t);
 /* Between csni_defer_wakes(true) and (false) (nestable), futex wake-ups of sleepers are
  * collected and made once per transport at the end: a burst for a thread costs one wake-up. */
 void csni_defer_wakes(bool on);

@@ -24,7 +24,10 @@ struct csn_transport {
     struct csni_oplist posted; /* receives in posting order */
     struct csni_uxlist ux;     /* unexpected messages in arrival order */
     struct csni_oplist cq;     /* completed non-blocking operations, oldest first */
-    _Atomic uint32_t wake_seq; /* futex word: bumped at every completion */
+    /* Bumped at every completion queued on cq, under lock, by a plain store (no locked
+     * instruction per message): what spinners in csn_test watch. */
+    _Atomic uint32_t done_seq;
+    _Atomic uint32_t wake_seq; /* futex word: bumped at a completion that sleepers may await */
     _Atomic int sleepers;      /* threads asleep on wake_seq */
     unsigned nops;             /* outstanding operations (CSN_BUSY bound) */
     struct csni_op *free_ops;

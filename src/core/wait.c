@@ -116,11 +116,11 @@ void csni_wait_forked(void)
 }
 
 /* Whether a spinner's next turn will find something: its op is done, or a completion was
- * queued since it last looked (seen). */
+ * queued since it last looked (seen: done_seq then). */
 static bool wait_arrived(csn_transport *t, struct csni_op *want, uint32_t seen)
 {
     return want ? atomic_load_explicit(&want->state, memory_order_acquire) == CSNI_ST_DONE
-                : atomic_load_explicit(&t->wake_seq, memory_order_acquire) != seen;
+                : atomic_load_explicit(&t->done_seq, memory_order_acquire) != seen;
 }
 
 /* Whether the sleeper on t has cause to look: its op is done, or a completion was queued. */
@@ -179,7 +179,7 @@ static uint64_t wait_transfer_ns(const struct csni_proc *p, const struct csni_op
     return ns < 10000000 ? ns : 10000000;
 }
 
-/* The spin and sleep of a wait whose first look found nothing; seen: wake_seq as read
+/* The spin and sleep of a wait whose first look found nothing; seen: done_seq as read
  * before that look. Not inlined: the looks that succeed at once stay short. */
 static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct csni_op *want,
                                                       unsigned flags, uint64_t timeout_us,
@@ -207,14 +207,14 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
     unsigned moved = csni_moved;
     for (unsigned turn = 0;; turn++) {
         /* A blocking call looks at its op; csn_test at the completion queue, under the lock
-         * but only when wake_seq, which moves at every queued completion, moved. */
+         * but only when done_seq, which moves at every queued completion, moved. */
         if (want) {
             if (atomic_load_explicit(&want->state, memory_order_acquire) == CSNI_ST_DONE) {
                 *got = want;
                 break;
             }
         } else {
-            uint32_t seq = atomic_load_explicit(&t->wake_seq, memory_order_acquire);
+            uint32_t seq = atomic_load_explicit(&t->done_seq, memory_order_acquire);
             if (seq != seen) {
                 seen = seq;
                 if (wait_ready(t, want, flags, got))
@@ -272,8 +272,11 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
             wait_unspin(p, counted);
             counted = false;
         }
-        /* Sleep. The increment of sleepers before reading wake_seq pairs with csni_wake's
-         * increment of wake_seq before reading sleepers (both seq_cst). */
+        /* Sleep. The increment of sleepers comes before our look at the completion queue
+         * (wait_ready), which takes t->lock as a completer does: either the look finds the
+         * completion, or the completer sees the count and bumps wake_seq (csni_complete). A
+         * blocking call's op: the increment before reading the op's state pairs with its
+         * completer's store of the state before reading sleepers (both seq_cst). */
         atomic_fetch_add(&t->sleepers, 1);
         uint32_t sleep_seq = atomic_load(&t->wake_seq);
         if (wait_ready(t, want, flags, got)) {
@@ -302,9 +305,9 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
         wait_found_at_once();
         return CSN_OK;
     }
-    /* wake_seq moves at every queued completion: read before the first look, a later
+    /* done_seq moves at every queued completion: read before the first look, a later
      * completion is seen by the loop. */
-    uint32_t seen = atomic_load(&t->wake_seq);
+    uint32_t seen = atomic_load_explicit(&t->done_seq, memory_order_acquire);
     if (!want && wait_ready(t, NULL, flags, got)) {
         wait_found_at_once();
         return CSN_OK; /* a completion is queued: no clock, no spin bookkeeping */
@@ -315,7 +318,7 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
 csn_status csni_test_wait(csn_transport *t, unsigned flags, uint64_t timeout_us,
                           struct csni_op *res)
 {
-    uint32_t seen = atomic_load(&t->wake_seq);
+    uint32_t seen = atomic_load_explicit(&t->done_seq, memory_order_acquire);
     if (wait_take_copy(t, flags, res)) {
         wait_found_at_once();
         return CSN_OK;

@@ -1,8 +1,9 @@
 /* test_ring.c: the shared-memory ring alone (src/transport/shm): records wrap around the end of
- * the ring intact, a full ring refuses and takes again once space is handed back, records
- * arrive whole and in order under a concurrent producer, a sleeping consumer is always rung
- * (also where the producer leaves its fence out and the consumer runs membarrier), and
- * corrupt record headers written by a hostile peer are refused instead of read. */
+ * the ring intact, in laps that reuse every line as a header and as the inside of a record, a full
+ * ring refuses and takes again once space is handed back, records arrive whole and in order under a
+ * concurrent producer, a sleeping consumer is always rung (also where the producer leaves its fence
+ * out and the consumer runs membarrier), and corrupt record headers written by a hostile peer are
+ * refused instead of read. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -88,6 +89,48 @@ static void test_wrap(void)
     CHECK(take(r) == 0);
     ring_close();
     printf("wrap: %u records through a %u-byte ring\n", w, RING);
+}
+
+/* The header slot after the last record reads 0 however the lines were used before: the
+ * consumer zeroes the slots it took, the producer the slots that held the inside of an older
+ * record (shm.c). Runs of one-line records alternate with runs of records many lines long
+ * whose lengths do not divide the ring, so every line is by turns a header and the inside of
+ * a record; taken with csni_shm_read, which crosses records and wrap markers in one call. */
+static size_t laps_len(uint32_t k)
+{
+    return (k / 7) % 2 ? (k * 211u) % 1500 : k % 17;
+}
+
+static void test_laps_read(void)
+{
+    uint8_t hdr[CSNI_FRAME_SIZE], pay[1500], got[CSNI_FRAME_SIZE + sizeof pay];
+    uint32_t w = 0, r = 0, drains = 0;
+    ring_open();
+    while (w < 6000) {
+        /* A burst of 1-23 records (fewer when the ring fills), then all of them read back
+         * through the byte interface, and the ring must read empty again. */
+        for (uint32_t burst = 1 + drains % 23; burst > 0 && w < 6000; burst--, w++) {
+            make(hdr, pay, w, laps_len(w));
+            if (!csni_shm_write_frame(tx, hdr, pay, laps_len(w)))
+                break;
+        }
+        for (; r < w; r++) {
+            size_t len = laps_len(r);
+            CHECK(csni_shm_read(rx, got, CSNI_FRAME_SIZE + len) ==
+                  (ssize_t)(CSNI_FRAME_SIZE + len));
+            uint32_t seq;
+            memcpy(&seq, got, 4);
+            CHECK(seq == r);
+            for (size_t i = 0; i < len; i++)
+                CHECK(got[CSNI_FRAME_SIZE + i] == (uint8_t)(r * 31 + i));
+        }
+        errno = 0;
+        CHECK(csni_shm_read(rx, got, sizeof got) == -1 && errno == EAGAIN);
+        drains++;
+    }
+    ring_close();
+    printf("laps: %u records of 0-16 and 0-1499 bytes in %u bursts, read back across records\n", r,
+           drains);
 }
 
 static void test_full(void)
@@ -242,10 +285,10 @@ static void poke_first_record(uint64_t word)
 static void test_corrupt(void)
 {
     uint8_t hdr[CSNI_FRAME_SIZE], pay[64], buf[256];
-    const uint64_t bad[] = {(uint64_t)RING * 4,      /* longer than the ring */
-                            RING,                    /* runs past the end of the ring */
+    const uint64_t bad[] = {(uint64_t)RING * 4,       /* longer than the ring */
+                            RING,                     /* runs past the end of the ring */
                             (uint64_t)200 << 56 | 40, /* a pad beyond a cache line */
-                            UINT64_MAX};             /* a wrap marker at offset 0 */
+                            UINT64_MAX};              /* a wrap marker at offset 0 */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const uint8_t *at;
         size_t n;
@@ -292,6 +335,7 @@ static void test_hostile(void)
 int main(void)
 {
     test_wrap();
+    test_laps_read();
     test_full();
     test_order();
     test_doorbell(false);

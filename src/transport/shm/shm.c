@@ -16,11 +16,18 @@
  * destination 8 bytes past a line takes 19x as long here as to an aligned one, 16-56 bytes
  * past 1.4-1.8x (bench/copyalign). The header is written last, with a release store, and it
  * is what the consumer polls: a small frame arrives in the one cache line the consumer was
- * already watching (no separate index to fetch first). Before publishing a record the
- * producer zeroes the header slot that follows it, so the slot after the last record always
- * reads 0 ("not yet") however stale the bytes around it are. The consumer hands space back
- * with a release store of head (its own cache line), which the producer reads only when its
- * cached copy says the ring is full.
+ * already watching (no separate index to fetch first). The slot after the last record must
+ * read 0 ("not yet") however stale the bytes around it are. The consumer zeroes the header
+ * slot of every record and wrap marker it takes, before it hands the space back; the
+ * producer zeroes the slot after a record it publishes only when that line held the inside
+ * of an older record (its own map of the lines whose slots it wrote last, s->slot_zeroed).
+ * In a stream of small records every line is a header, and the producer writes one line
+ * per message, not two: its zeroing of the next line, which the polling consumer had just
+ * read, cost a second transfer of a line between the CPUs per message (8-byte stream +13 %,
+ * BENCHMARKS.md, issue 19). Zeroing every line of a taken record instead cost the consumer
+ * 5-20 % at 1-64 KiB. The consumer hands space back with a release store of head (its own
+ * cache line), which the producer reads only when its cached copy says the ring is full; the
+ * zeroed slots are visible to it from then on.
  * Sleep. A side that will sleep in epoll arms the ring (rx_armed / tx_armed = 1) and then
  * re-checks it; the other side, after publishing, reads the flag and, if it is armed,
  * clears it and writes one byte to the socket. Each side needs a full barrier between its
@@ -59,7 +66,13 @@
 #include "transport/shm/shm.h"
 #include "wire/frame.h"
 
-#define SHM_FRAME_SIZE CSNI_FRAME_SIZE /* a frame header leads every record the fast path writes */
+#define SHM_FRAME_SIZE CSNI_FRAME_SIZE /* a frame header leads every record the fast path writes   \
+                                        */
+#define SHM_LINE 64u
+#define SHM_WRAP UINT64_MAX
+#define SHM_PAD_SHIFT 56 /* header word: pad << SHM_PAD_SHIFT | byte count */
+#define SHM_LEN_MASK ((UINT64_C(1) << SHM_PAD_SHIFT) - 1)
+#define SHM_PAD_MIN 512u /* a run of at least this many bytes is copied line-aligned */
 
 struct shm_ring {
     _Alignas(64) _Atomic uint64_t head;     /* bytes consumed (written by the consumer) */
@@ -137,8 +150,12 @@ static csn_status shm_map(void *base, uint64_t ring_bytes, int side, bool asym,
                           struct csni_shm **out)
 {
     struct csni_shm *s = calloc(1, sizeof *s);
-    if (!s)
+    uint64_t words = (ring_bytes / SHM_LINE + 63) / 64;
+    if (!s || !(s->slot_zeroed = malloc(words * sizeof *s->slot_zeroed))) {
+        free(s);
         return CSN_NO_HEAP;
+    }
+    memset(s->slot_zeroed, 0xff, words * sizeof *s->slot_zeroed); /* a new ring is all zero */
     s->base = base;
     s->size = shm_seg_size(ring_bytes);
     s->ring_bytes = ring_bytes;
@@ -230,6 +247,7 @@ csn_status csni_shm_attach(const char *path, bool membarrier, struct csni_shm **
 void csni_shm_unmap(struct csni_shm *s)
 {
     munmap(s->base, s->size);
+    free(s->slot_zeroed);
     free(s);
 }
 
@@ -253,12 +271,6 @@ static void shm_ring_doorbell(struct csni_shm *s, _Atomic uint32_t *armed)
             ;
     }
 }
-
-#define SHM_LINE 64u
-#define SHM_WRAP UINT64_MAX
-#define SHM_PAD_SHIFT 56 /* header word: pad << SHM_PAD_SHIFT | byte count */
-#define SHM_LEN_MASK ((UINT64_C(1) << SHM_PAD_SHIFT) - 1)
-#define SHM_PAD_MIN 512u /* a run of at least this many bytes is copied line-aligned */
 
 /* The header slot at ring offset at (< ring size). Records start on cache lines; the consumer
  * index lives in the shared segment, so a hostile peer may leave it anywhere: the slot is
@@ -318,19 +330,57 @@ static size_t shm_fill(struct shm_ring *r, uint64_t at, uint64_t pad, const stru
     return done;
 }
 
+/* The producer's map of the ring's lines (s->slot_zeroed, a bit per line): set where the
+ * line's first word is the last header or wrap marker we wrote there, or was never written,
+ * so that it reads 0 once the consumer has passed it; clear where it holds the inside of a
+ * record. */
+static bool shm_zeroed(const struct csni_shm *s, uint64_t line)
+{
+    return s->slot_zeroed[line / 64] >> (line % 64) & 1;
+}
+
+static void shm_set_zeroed(struct csni_shm *s, uint64_t line)
+{
+    s->slot_zeroed[line / 64] |= UINT64_C(1) << (line % 64);
+}
+
+/* Lines [line, end) hold the inside of a record. Not inlined: records of one line, the
+ * stream of small messages, never come here, and shm_publish stays short. */
+static __attribute__((noinline)) void shm_mark_inside(struct csni_shm *s, uint64_t line,
+                                                      uint64_t end)
+{
+    for (; line < end && line % 64; line++)
+        s->slot_zeroed[line / 64] &= ~(UINT64_C(1) << (line % 64));
+    for (; line + 64 <= end; line += 64)
+        s->slot_zeroed[line / 64] = 0;
+    for (; line < end; line++)
+        s->slot_zeroed[line / 64] &= ~(UINT64_C(1) << (line % 64));
+}
+
 /* Publishes a record of len bytes after pad already copied skip bytes after tail (skip: the
  * end of the ring left unused, then a wrap marker leads to the record at offset 0): zeroes
- * the header slot after the record, writes its header (release), then the marker, and rings
- * the consumer if it sleeps. */
-static void shm_publish(struct csni_shm *s, struct shm_ring *r, uint64_t tail, uint64_t skip,
-                        uint64_t pad, uint64_t len)
+ * the header slot after the record unless it reads 0 already, writes its header (release),
+ * then the marker, and rings the consumer if it sleeps. Inlined by force: out of line (as the
+ * compiler chose once the map was added), it cost the small-message path 30 instructions. */
+static inline __attribute__((always_inline)) void shm_publish(struct csni_shm *s,
+                                                              struct shm_ring *r, uint64_t tail,
+                                                              uint64_t skip, uint64_t pad,
+                                                              uint64_t len)
 {
     uint64_t mask = s->ring_bytes - 1, at = (tail + skip) & mask;
-    uint64_t h = pad << SHM_PAD_SHIFT | len, rec = shm_rec_bytes(h);
-    atomic_store_explicit(shm_slot(r, (at + rec) & mask), 0, memory_order_relaxed);
+    uint64_t h = pad << SHM_PAD_SHIFT | len, rec = shm_rec_bytes(h), next = (at + rec) & mask;
+    shm_set_zeroed(s, at / SHM_LINE);
+    if (rec > SHM_LINE)
+        shm_mark_inside(s, at / SHM_LINE + 1, (at + rec) / SHM_LINE);
+    if (!shm_zeroed(s, next / SHM_LINE)) {
+        atomic_store_explicit(shm_slot(r, next), 0, memory_order_relaxed);
+        shm_set_zeroed(s, next / SHM_LINE);
+    }
     atomic_store_explicit(shm_slot(r, at), h, memory_order_release);
-    if (skip)
+    if (skip) {
+        shm_set_zeroed(s, (tail & mask) / SHM_LINE);
         atomic_store_explicit(shm_slot(r, tail & mask), SHM_WRAP, memory_order_release);
+    }
     atomic_store_explicit(&r->tail, tail + skip + rec, memory_order_relaxed);
     shm_ring_doorbell(s, &r->rx_armed);
 }
@@ -382,8 +432,7 @@ bool csni_shm_write_frame(struct csni_shm *s, const uint8_t *hdr, const void *pa
     struct shm_ring *r = s->out;
     uint64_t size = s->ring_bytes, mask = size - 1;
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), at = tail & mask;
-    uint64_t pad =
-        len >= SHM_PAD_MIN ? (SHM_LINE - (8 + SHM_FRAME_SIZE) % SHM_LINE) % SHM_LINE : 0;
+    uint64_t pad = len >= SHM_PAD_MIN ? (SHM_LINE - (8 + SHM_FRAME_SIZE) % SHM_LINE) % SHM_LINE : 0;
     uint64_t rec = shm_rec_bytes(pad << SHM_PAD_SHIFT | (SHM_FRAME_SIZE + len));
     if (at + rec > size || (tail - s->head_cache) + rec + SHM_LINE > size) {
         /* At the end of the ring, or full as far as we know: the general writer. */
@@ -415,7 +464,10 @@ int csni_shm_peek(struct csni_shm *s, const uint8_t **at, size_t *n)
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t h = atomic_load_explicit(shm_slot(r, head & mask), memory_order_acquire);
     if (h == SHM_WRAP) {
+        if ((head & mask) == 0)
+            return -1; /* a wrap marker at the start would loop for ever */
         /* Only the consumer moves head: skipping the marker needs no hand-back yet. */
+        atomic_store_explicit(shm_slot(r, head & mask), 0, memory_order_relaxed);
         head += size - (head & mask);
         atomic_store_explicit(&r->head, head, memory_order_release);
         h = atomic_load_explicit(shm_slot(r, head & mask), memory_order_acquire);
@@ -442,6 +494,7 @@ void csni_shm_consume(struct csni_shm *s, size_t n)
     if (s->rec_off < (h & SHM_LEN_MASK))
         return;
     s->rec_off = 0;
+    atomic_store_explicit(shm_slot(r, head & (s->ring_bytes - 1)), 0, memory_order_relaxed);
     atomic_store_explicit(&r->head, head + shm_rec_bytes(h), memory_order_release);
     shm_ring_doorbell(s, &r->tx_armed);
 }
@@ -464,6 +517,7 @@ ssize_t csni_shm_read(struct csni_shm *s, void *buf, size_t want)
         if (h == SHM_WRAP) {
             if (at == 0)
                 goto bad; /* a wrap marker at the start would loop for ever */
+            atomic_store_explicit(shm_slot(r, at), 0, memory_order_relaxed);
             head += size - at;
             continue;
         }
@@ -475,6 +529,7 @@ ssize_t csni_shm_read(struct csni_shm *s, void *buf, size_t want)
         got += take;
         s->rec_off += take;
         if (s->rec_off == len) {
+            atomic_store_explicit(shm_slot(r, at), 0, memory_order_relaxed);
             head += shm_rec_bytes(h);
             s->rec_off = 0;
         }

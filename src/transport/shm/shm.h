@@ -26,6 +26,7 @@ struct csni_shm {
     int bell_fd;
     bool asym; /* this process registered for membarrier when it mapped the segment */
     uint64_t head_cache, rec_off;
+    uint64_t *slot_zeroed; /* producer's: a bit per ring line whose slot reads 0 once consumed */
 };
 
 /* The creating side makes the segment at path (O_EXCL: never someone else's file), sized and
