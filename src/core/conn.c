@@ -11,6 +11,7 @@
 
 #include "core/complete.h"
 #include "core/conn.h"
+#include "core/credit.h"
 #include "core/state.h"
 #include "transport/ofi/ofi.h"
 #include "transport/net.h"
@@ -19,7 +20,7 @@
 #define CONN_DIRECT 16384u /* payload remainders this large are read straight in place */
 #define CONN_BATCH 32      /* frames gathered into one sendmsg */
 #define CONN_CHUNK_MAX ((size_t)4 << 20) /* longest DATA chunk on a socket (conn_chunk_max) */
-#define CONN_DONE (2 * CONN_BATCH) /* completions collected per flush call */
+#define CONN_DONE (2 * CONN_BATCH)       /* completions collected per flush call */
 
 /* ---- links ---- */
 static ssize_t conn_sock_read(struct csni_conn *c, void *buf, size_t n)
@@ -101,7 +102,7 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
         return NULL;
     } else {
         csni_lock_init(&c->rx_lock, CSNI_RANK_READER);
-        csni_lock_init(&c->tx_lock, CSNI_RANK_WRITER);
+        csni_lock_init_biased(&c->tx_lock, CSNI_RANK_WRITER);
     }
     if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
         goto fail;
@@ -441,6 +442,30 @@ static void conn_resume(struct csni_conn *c)
     csni_kick_epoll(c->p);
 }
 
+/* The most eager credit the direct path takes from the peer's at a time (about 140 messages of
+ * 8 bytes): one atomic per that many messages instead of one each (a locked instruction
+ * waits for the previous record's line to reach the receiver, BENCHMARKS.md, issue 19), and
+ * little enough that a sender with nothing more to send holds back only a sliver of the
+ * window (another path's message then goes as a rendezvous, which is harmless). */
+#define CONN_CREDIT_AHEAD (16 << 10)
+
+/* Spends cost of c's credit, refilled from the peer's; false when the peer's has too little.
+ * tx_lock held. */
+static bool conn_credit_spend(struct csni_conn *c, int64_t cost)
+{
+    int64_t ahead = c->p->tun.window / 64;
+    return csni_credit_spend(c->pp, &c->credit, cost,
+                             ahead < CONN_CREDIT_AHEAD ? ahead : CONN_CREDIT_AHEAD);
+}
+
+/* What c holds of the peer's credit goes back to it (c dies or moves). tx_lock held. */
+static void conn_credit_back(struct csni_conn *c)
+{
+    if (c->credit && c->pp)
+        csni_credit_untake(c->pp, c->credit);
+    c->credit = 0;
+}
+
 /* Queues sr on c, or on the connection c moved to (follow), and writes it if the queue was
  * empty. move_to: sr is c's MOVE LAST, and what comes for c from then on goes there (set
  * under the writer lock that orders sr behind what c already holds). */
@@ -458,8 +483,10 @@ static void conn_send(struct csni_conn *c, struct csni_sendreq *sr, bool follow,
         c = next;
         csni_lock(&c->tx_lock);
     }
-    if (move_to)
+    if (move_to) {
         c->moved = move_to;
+        conn_credit_back(c);
+    }
     if (c->dead) {
         csni_unlock(&c->tx_lock);
         struct csni_op *op = conn_release(sr);
@@ -497,11 +524,16 @@ void csni_conn_send_ok(struct csni_conn *c, struct csni_sendreq *sr)
     conn_send(c, sr, false, NULL);
 }
 
-bool csni_conn_send_now(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len)
+bool csni_conn_send_now(struct csni_conn *c, const struct csni_frame *f, const void *payload,
+                        size_t len, int64_t cost)
 {
     csni_lock(&c->tx_lock);
     bool ok = !c->dead && !c->moved && !c->paused && !c->sq_head && c->shm &&
-              csni_shm_write_frame(c->shm, hdr, payload, len);
+              (cost == 0 || conn_credit_spend(c, cost));
+    if (ok && !csni_shm_write_frame(c->shm, f, payload, len)) {
+        c->credit += cost;
+        ok = false;
+    }
     csni_unlock(&c->tx_lock);
     return ok;
 }
@@ -608,6 +640,7 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     csni_lock(&c->tx_lock);
     bool was = c->dead;
     c->dead = true;
+    conn_credit_back(c);
     if (!was)
         c->broken = why != NULL; /* read by the reaper after ended (seq_cst) */
     struct csni_conn *moved = c->moved;
@@ -653,7 +686,8 @@ void csni_conn_release(struct csni_conn *c)
 
 bool csni_conn_take_ended(struct csni_conn *c)
 {
-    if (!atomic_load_explicit(&c->ended, memory_order_relaxed) || !atomic_exchange(&c->ended, false))
+    if (!atomic_load_explicit(&c->ended, memory_order_relaxed) ||
+        !atomic_exchange(&c->ended, false))
         return false;
     atomic_fetch_sub(&c->p->conns.nended, 1);
     return true;

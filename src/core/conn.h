@@ -25,14 +25,14 @@ struct csni_ofi_link;
 
 /* Where the payload of a frame goes: the protocol's answer to a header. */
 struct csni_place {
-    uint8_t *dst;          /* payload destination, NULL to discard */
-    size_t want;           /* bytes to place at dst */
-    size_t discard;        /* bytes to drop after them */
-    struct csni_op *op;    /* the receive being filled, or NULL */
-    struct csni_unex *ux;  /* the unexpected record being filled, or NULL */
-    csn_transport *t;      /* the transport of op or ux */
-    bool listed;           /* op is still on its peer's wait list (a chunk before the last):
-                            * the peer's loss or the transport's close finds it there */
+    uint8_t *dst;         /* payload destination, NULL to discard */
+    size_t want;          /* bytes to place at dst */
+    size_t discard;       /* bytes to drop after them */
+    struct csni_op *op;   /* the receive being filled, or NULL */
+    struct csni_unex *ux; /* the unexpected record being filled, or NULL */
+    csn_transport *t;     /* the transport of op or ux */
+    bool listed;          /* op is still on its peer's wait list (a chunk before the last):
+                           * the peer's loss or the transport's close finds it there */
 };
 
 /* How a connection moves bytes: a socket, or shared-memory rings. Non-blocking. read: bytes
@@ -48,10 +48,10 @@ enum csni_rx_phase { CSNI_RX_HDR = 0, CSNI_RX_PAYLOAD };
 struct csni_conn {
     int fd; /* the socket: data, or (shm) doorbell and death detector */
     const struct csni_link_ops *link;
-    struct csni_shm *shm;          /* rings, for shared-memory connections (writer lock) */
+    struct csni_shm *shm;              /* rings, for shared-memory connections (writer lock) */
     struct csni_ofi_link *_Atomic ofi; /* the fabric endpoint of ofi connections (transport/ofi) */
-    struct csni_shm *_Atomic ring; /* = shm, published (release) for lock-free pollers */
-    _Atomic bool tx_pending;       /* frames wait on the send queue (a hint for pollers) */
+    struct csni_shm *_Atomic ring;     /* = shm, published (release) for lock-free pollers */
+    _Atomic bool tx_pending;           /* frames wait on the send queue (a hint for pollers) */
     struct csni_proc *p;
     /* The process at the other end: set before the connection is published (connecting
      * side) or once its HELLO proved the job key (csni_conn_bind), never changed after. */
@@ -64,7 +64,7 @@ struct csni_conn {
      * waits on the list for reuse by the next accepted connection (csni_conn_new). */
     _Atomic bool retired;
     uint64_t born_ns; /* when it was accepted (the handshake deadline of strangers) */
-    bool epollout;      /* EPOLLOUT is registered */
+    bool epollout;    /* EPOLLOUT is registered */
     /* Reader: one at a time (the "device lock" of seed 002), held only across non-blocking
      * reads, never while sleeping. Everything below to tx_lock is the reader's. */
     csni_lock_t rx_lock;
@@ -72,15 +72,19 @@ struct csni_conn {
     size_t rpos, rend;
     bool rx_short; /* the staged bytes came from a short socket read (this pass only) */
     enum csni_rx_phase phase;
-    struct csni_frame f;   /* header being served */
-    struct csni_place pl;  /* where its payload goes */
-    size_t ring_taken;     /* bytes of the ring record served in place, consumed at placement */
+    struct csni_frame f;  /* header being served */
+    struct csni_place pl; /* where its payload goes */
+    size_t ring_taken;    /* bytes of the ring record served in place, consumed at placement */
     uint8_t key[CSNI_KEY_BYTES]; /* HELLO payload being read */
     /* The protocol's own per-connection count (written only under rx_lock): eager credit
      * consumed here, not yet handed back. */
     int64_t owed;
     /* Writer: one at a time, held only across non-blocking writes. */
     csni_lock_t tx_lock;
+    /* Eager credit taken from the peer's ahead of need by the direct small-message path
+     * (csni_conn_send_now with a cost), spent here without an atomic; given back to the peer
+     * when the connection dies or moves. Under tx_lock. */
+    int64_t credit;
     /* The socket's network kind (NULL: a ring, or a kind unknown) and the unsent-byte limit
      * its writer last set (refit when the socket is full). Set before publication. */
     const struct csni_net_ops *net;
@@ -186,9 +190,13 @@ bool csni_conns_sending(struct csni_proc *p, csn_transport *t);
  * takes its transport lock: a caller passing an op holds no transport, peer or writer lock;
  * requests with no op (CTS, CREDIT) may be sent under transport and peer locks. Never blocks. */
 void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr);
-/* Shared memory only: writes one frame at once if nothing is queued and the ring has room (the
- * caller keeps its buffers); false: nothing written, send it the queued way. Never blocks. */
-bool csni_conn_send_now(struct csni_conn *c, const uint8_t *hdr, const void *payload, size_t len);
+/* Shared memory only: writes frame f (header encoded into the ring) and its payload at once
+ * if nothing is queued and the ring has room (the caller keeps its buffers); false: nothing
+ * written, send it the queued way. cost: the eager
+ * credit the frame spends, taken from the connection's own (refilled from the peer's, part of
+ * a window at a time); 0: the caller took it. Never blocks. */
+bool csni_conn_send_now(struct csni_conn *c, const struct csni_frame *f, const void *payload,
+                        size_t len, int64_t cost);
 /* The first step of a move to c (core/peer.c): what is queued on c from now on waits
  * unwritten until csni_conn_moved_ok on the connection moved from (or that one's death), and
  * csni_conn_send_now to c refuses. Never blocks; takes only c's writer lock. */

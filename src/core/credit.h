@@ -31,6 +31,25 @@ static inline bool csni_credit_take(struct csni_peer *pp, int64_t cost)
     return false;
 }
 
+/* Spends cost from *reserve, credit taken from pp's ahead of need by one sender (a connection's,
+ * under its writer lock), refilled ahead bytes at a time (cost at least): one atomic per
+ * refill instead of one per message. false: pp has not even cost left. */
+static inline bool csni_credit_spend(struct csni_peer *pp, int64_t *reserve, int64_t cost,
+                                     int64_t ahead)
+{
+    if (*reserve >= cost) {
+        *reserve -= cost;
+        return true;
+    }
+    if (ahead <= cost || !csni_credit_take(pp, ahead)) {
+        if (!csni_credit_take(pp, cost))
+            return false;
+        ahead = cost;
+    }
+    *reserve += ahead - cost;
+    return true;
+}
+
 /* Gives back credit taken and not used. */
 static inline void csni_credit_untake(struct csni_peer *pp, int64_t cost)
 {

@@ -144,17 +144,11 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
     if (!pp)
         return false;
     struct csni_conn *c = pp->conn; /* set once ready (an old one after a move refuses) */
-    int64_t cost = csni_credit_cost(len);
     if (!c || !c->shm || len > pp->eager_max ||
-        csni_rtid_state(pp, csni_netid_tid(to)) != CSNI_RTID_OPEN || !csni_credit_take(pp, cost))
+        csni_rtid_state(pp, csni_netid_tid(to)) != CSNI_RTID_OPEN)
         return false;
-    uint8_t hdr[CSNI_FRAME_SIZE];
     struct csni_frame f = csni_frame_eager(csni_netid_tid(to), t->tid, len);
-    csni_frame_encode(&f, hdr);
-    if (csni_conn_send_now(c, hdr, buf, len))
-        return true;
-    csni_credit_untake(pp, cost);
-    return false;
+    return csni_conn_send_now(c, &f, buf, len, csni_credit_cost(len));
 }
 
 /* Over a fabric whose provider moves large messages itself, a rendezvous message goes to the
@@ -191,12 +185,12 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
     /* pp->conn is set once the peer is ready (NULL: never reached, lost); a move may change it,
      * and a frame given to the old one then goes to the new one (csni_conn_send). */
     struct csni_conn *c = lanes ? NULL : pp->conn;
-    if (c && op->len <= pp->eager_max && !(c->shm && op->len > p->tun.shm_half_eager && match_pulled_both_ways(p, t, pp)) &&
+    if (c && op->len <= pp->eager_max &&
+        !(c->shm && op->len > p->tun.shm_half_eager && match_pulled_both_ways(p, t, pp)) &&
         csni_credit_take(pp, csni_credit_cost(op->len))) {
         /* Eager. A dead connection completes the op with CSN_PEER_LOST when queued. */
         struct csni_frame f = csni_frame_eager(dst, t->tid, op->len);
-        csni_frame_encode(&f, op->sr.hdr);
-        if (c->shm && csni_conn_send_now(c, op->sr.hdr, op->buf, op->len)) {
+        if (c->shm && csni_conn_send_now(c, &f, op->buf, op->len, 0)) {
             /* Written: the small-message path. A blocking call's op is its own thread's,
              * nobody else waits for it. */
             if (op->blocking && own) {
@@ -207,6 +201,7 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
             }
             return;
         }
+        csni_frame_encode(&f, op->sr.hdr);
         op->sr.payload = op->buf;
         op->sr.paylen = op->len;
         op->sr.op = op;
@@ -477,8 +472,8 @@ static void match_no_transport(struct csni_conn *c, const struct csni_frame *f,
         csni_credit_owe(c, csni_credit_cost(f->len), csni_p->tun.window);
         return;
     }
-    struct csni_frame g = csni_frame_cts(existed ? CSNI_CTS_GONE : CSNI_CTS_NOTID, 0,
-                                         csni_frame_sender_token(f), 0);
+    struct csni_frame g =
+        csni_frame_cts(existed ? CSNI_CTS_GONE : CSNI_CTS_NOTID, 0, csni_frame_sender_token(f), 0);
     (void)csni_peer_send_frame(c->pp, &g); /* lost: its transmit fails with it anyway */
     if (csni_frame_rts_kind(f) == CSNI_RTS_PUSHED)
         csni_rndv_drop_pushed(c, f->len, csni_frame_sender_token(f));
@@ -566,7 +561,8 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
             csni_credit_owe(c, csni_credit_cost(f->len), p->tun.window);
             return;
         }
-        *pl = (struct csni_place){.dst = op->buf, .want = n, .discard = f->len - n, .op = op, .t = t};
+        *pl =
+            (struct csni_place){.dst = op->buf, .want = n, .discard = f->len - n, .op = op, .t = t};
         csni_unlock(&t->lock);
         return;
     }
@@ -628,15 +624,16 @@ nomem:
     csni_conn_fail(c, "out of memory for an unexpected message");
 }
 
-static void match_on_message(struct csni_conn *c, const struct csni_frame *f,
-                             const uint8_t *staged, struct csni_place *pl)
+static void match_on_message(struct csni_conn *c, const struct csni_frame *f, const uint8_t *staged,
+                             struct csni_place *pl)
 {
     csn_transport *t = csni_tport_find(&c->p->tab, csni_frame_dst_tport(f));
     if (!t) {
         match_no_transport(c, f, staged, pl);
         return;
     }
-    struct csni_op *op = match_first_posted(t, csni_netid_make(c->pp->proc, csni_frame_src_tport(f)));
+    struct csni_op *op =
+        match_first_posted(t, csni_netid_make(c->pp->proc, csni_frame_src_tport(f)));
     if (op)
         match_to_posted(c, t, op, f, staged, pl);
     else
@@ -743,7 +740,8 @@ void csni_proto_frame(struct csni_conn *c, const struct csni_frame *f, const uin
 
 /* An unexpected EAGER message's payload is in: it is complete, and goes to the receive that
  * matched it meanwhile, if one did. */
-static void match_ux_placed(struct csni_conn *c, const struct csni_frame *f, const struct csni_place *pl)
+static void match_ux_placed(struct csni_conn *c, const struct csni_frame *f,
+                            const struct csni_place *pl)
 {
     struct csni_proc *p = c->p;
     csn_transport *t = pl->t;

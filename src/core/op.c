@@ -66,7 +66,10 @@ void csni_op_free(csn_transport *t, struct csni_op *op)
 {
     csni_lock_assert_held(&t->lock);
     CSNI_ASSERT(t->nops > 0);
-    op->state = CSNI_ST_FREE;
+    /* relaxed: nobody waits for FREE, and a seq_cst store is a locked exchange, one per
+     * completion taken by csn_test (it waited for the last record's line to reach the
+     * receiver: BENCHMARKS.md, issue 19). */
+    atomic_store_explicit(&op->state, CSNI_ST_FREE, memory_order_relaxed);
     op->next = t->free_ops;
     t->free_ops = op;
     t->nops--;

@@ -99,8 +99,10 @@ static csn_status proc_tunables(struct csni_tun *tun, const struct csni_boot *b)
             CSN_OK ||
         (rv = proc_env_u64("CSN_MAX_OPS", 65536, 1, 1u << 30, &v[3])) != CSN_OK ||
         (rv = proc_env_u64("CSN_CONN_PER_TRANSPORT", 0, 0, 1, &v[4])) != CSN_OK ||
-        (rv = proc_env_u64("CSN_DEBUG", 0, 0, 3, &v[5])) != CSN_OK)
+        (rv = proc_env_u64("CSN_DEBUG", 0, 0, 3, &v[5])) != CSN_OK ||
+        (rv = proc_env_u64("CSN_LOCK_BIAS", 1, 0, 1, &v[6])) != CSN_OK)
         return rv;
+    tun->lock_bias = csni_bias_setup(v[6] != 0);
     atomic_store_explicit(&csni_debug_level, (int)v[5], memory_order_relaxed);
     tun->lookup_timeout_ms = v[0] * 1000;
     tun->eager_max = v[1];
@@ -118,7 +120,8 @@ static csn_status proc_tunables(struct csni_tun *tun, const struct csni_boot *b)
     int ncpu = 1;
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         ncpu = CPU_COUNT(&set);
-    if ((rv = proc_env_u64("CSN_CPU_SHARE", (uint64_t)b->local_size, 1, 1u << 24, &v[0])) != CSN_OK ||
+    if ((rv = proc_env_u64("CSN_CPU_SHARE", (uint64_t)b->local_size, 1, 1u << 24, &v[0])) !=
+            CSN_OK ||
         (rv = proc_env_u64("CSN_NAP_MS", proc_default_nap_ms(v[0], ncpu), 0, 60000, &v[2])) !=
             CSN_OK)
         return rv;

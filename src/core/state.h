@@ -28,6 +28,7 @@ struct csni_tun {
     size_t eager_max;
     size_t unexpected_limit;
     int64_t window; /* eager credit granted to each peer process */
+    bool lock_bias; /* CSN_LOCK_BIAS, and the kernel has the barrier (core/bias.c) */
     unsigned max_ops;
     uint64_t spin_ns;
     uint64_t polite_spin_ns; /* the spin of a wait that yields at each turn */
@@ -43,7 +44,7 @@ struct csni_tun {
     bool use_shm;                   /* shared-memory rings over the host's connections */
     char shm_dir[256];
     uint64_t shm_ring;
-    bool shm_membarrier;  /* the sleeper's membarrier stands in for the ringer's fence */
+    bool shm_membarrier; /* the sleeper's membarrier stands in for the ringer's fence */
     size_t shm_eager;
     /* Half of it: longer receives count as large (t->large_rx), and longer messages may go as
      * a pulled rendezvous both ways at once, so csni_tx_now leaves them to match_send. */

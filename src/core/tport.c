@@ -42,7 +42,7 @@ csn_status csni_tport_create(struct csni_table *tab, int me, csn_transport **out
     if ((t = tab->graveyard) != NULL) {
         tab->graveyard = t->next_free;
     } else if ((t = calloc(1, sizeof *t)) != NULL) {
-        csni_lock_init(&t->lock, CSNI_RANK_TPORT);
+        csni_lock_init_biased(&t->lock, CSNI_RANK_TPORT);
     }
     if (t && !tport_grow(tab)) {
         t->next_free = tab->graveyard;
@@ -83,7 +83,7 @@ static csn_transport *tport_slot(struct csni_table *tab, uint32_t tid)
 {
     csn_transport *_Atomic *s = atomic_load_explicit(&tab->slots, memory_order_acquire);
     return s && tid < atomic_load_explicit(&tab->n, memory_order_acquire) ? atomic_load(&s[tid])
-                                                                           : NULL;
+                                                                          : NULL;
 }
 
 /* Without the table lock. csn_close empties the slot before its drain takes t->lock, so a

@@ -38,14 +38,27 @@ static void ring_close(void)
     csni_shm_unmap(rx);
 }
 
-/* A frame-like record: a 40-byte header carrying seq and len, then len bytes of pattern. */
-static void make(uint8_t *hdr, uint8_t *pay, uint32_t seq, size_t len)
+/* A record: an EAGER frame header carrying seq (as its destination) and len, then len bytes of
+ * pattern. */
+static void make(struct csni_frame *hdr, uint8_t *pay, uint32_t seq, size_t len)
 {
-    memset(hdr, 0, CSNI_FRAME_SIZE);
-    memcpy(hdr, &seq, 4);
-    memcpy(hdr + 4, &len, sizeof len);
+    *hdr = csni_frame_eager(seq, 0, len);
     for (size_t i = 0; i < len; i++)
         pay[i] = (uint8_t)(seq * 31 + i);
+}
+
+/* The seq and len of the encoded header at at (little-endian: dst at 4, len at 16). */
+static uint32_t rec_seq(const uint8_t *at)
+{
+    return (uint32_t)at[4] | (uint32_t)at[5] << 8 | (uint32_t)at[6] << 16 | (uint32_t)at[7] << 24;
+}
+
+static size_t rec_len(const uint8_t *at)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | at[16 + i];
+    return (size_t)v;
 }
 
 /* Takes one whole record and checks it is record seq. */
@@ -56,10 +69,8 @@ static int take(uint32_t seq)
     int k = csni_shm_peek(rx, &at, &n);
     if (k <= 0)
         return k;
-    uint32_t s;
-    size_t len;
-    memcpy(&s, at, 4);
-    memcpy(&len, at + 4, sizeof len);
+    uint32_t s = rec_seq(at);
+    size_t len = rec_len(at);
     CHECK(s == seq);
     CHECK(n == CSNI_FRAME_SIZE + len);
     for (size_t i = 0; i < len; i++)
@@ -70,14 +81,15 @@ static int take(uint32_t seq)
 
 static void test_wrap(void)
 {
-    uint8_t hdr[CSNI_FRAME_SIZE], pay[1500];
+    struct csni_frame hdr;
+    uint8_t pay[1500];
     uint32_t w = 0, r = 0;
     ring_open();
     /* Sizes that do not divide the ring: records land at every offset and wrap many times. */
     while (w < 2000) {
         size_t len = (w * 97u) % sizeof pay;
-        make(hdr, pay, w, len);
-        if (csni_shm_write_frame(tx, hdr, pay, len)) {
+        make(&hdr, pay, w, len);
+        if (csni_shm_write_frame(tx, &hdr, pay, len)) {
             w++;
             continue;
         }
@@ -103,24 +115,23 @@ static size_t laps_len(uint32_t k)
 
 static void test_laps_read(void)
 {
-    uint8_t hdr[CSNI_FRAME_SIZE], pay[1500], got[CSNI_FRAME_SIZE + sizeof pay];
+    struct csni_frame hdr;
+    uint8_t pay[1500], got[CSNI_FRAME_SIZE + sizeof pay];
     uint32_t w = 0, r = 0, drains = 0;
     ring_open();
     while (w < 6000) {
         /* A burst of 1-23 records (fewer when the ring fills), then all of them read back
          * through the byte interface, and the ring must read empty again. */
         for (uint32_t burst = 1 + drains % 23; burst > 0 && w < 6000; burst--, w++) {
-            make(hdr, pay, w, laps_len(w));
-            if (!csni_shm_write_frame(tx, hdr, pay, laps_len(w)))
+            make(&hdr, pay, w, laps_len(w));
+            if (!csni_shm_write_frame(tx, &hdr, pay, laps_len(w)))
                 break;
         }
         for (; r < w; r++) {
             size_t len = laps_len(r);
             CHECK(csni_shm_read(rx, got, CSNI_FRAME_SIZE + len) ==
                   (ssize_t)(CSNI_FRAME_SIZE + len));
-            uint32_t seq;
-            memcpy(&seq, got, 4);
-            CHECK(seq == r);
+            CHECK(rec_seq(got) == r);
             for (size_t i = 0; i < len; i++)
                 CHECK(got[CSNI_FRAME_SIZE + i] == (uint8_t)(r * 31 + i));
         }
@@ -135,19 +146,20 @@ static void test_laps_read(void)
 
 static void test_full(void)
 {
-    uint8_t hdr[CSNI_FRAME_SIZE], pay[512];
+    struct csni_frame hdr;
+    uint8_t pay[512];
     uint32_t w = 0;
     ring_open();
-    make(hdr, pay, 0, sizeof pay);
-    while (csni_shm_write_frame(tx, hdr, pay, sizeof pay))
-        make(hdr, pay, ++w, sizeof pay);
+    make(&hdr, pay, 0, sizeof pay);
+    while (csni_shm_write_frame(tx, &hdr, pay, sizeof pay))
+        make(&hdr, pay, ++w, sizeof pay);
     CHECK(w >= 4 && w < RING / sizeof pay);
-    CHECK(!csni_shm_write_frame(tx, hdr, pay, sizeof pay)); /* still full */
+    CHECK(!csni_shm_write_frame(tx, &hdr, pay, sizeof pay)); /* still full */
     /* Space handed back: a record that must wrap (the end of the ring is too short for it)
      * fits once two are taken (the one slot after the last record stays free). */
     CHECK(take(0) == 1);
     CHECK(take(1) == 1);
-    CHECK(csni_shm_write_frame(tx, hdr, pay, sizeof pay)); /* record w fits now */
+    CHECK(csni_shm_write_frame(tx, &hdr, pay, sizeof pay)); /* record w fits now */
     for (uint32_t i = 2; i <= w; i++)
         CHECK(take(i) == 1);
     CHECK(take(w + 1) == 0);
@@ -158,12 +170,13 @@ static void test_full(void)
 #define ORDER_N 200000u
 static void *producer(void *arg)
 {
-    uint8_t hdr[CSNI_FRAME_SIZE], pay[300];
+    struct csni_frame hdr;
+    uint8_t pay[300];
     (void)arg;
     for (uint32_t w = 0; w < ORDER_N;) {
         size_t len = (w * 13u) % sizeof pay;
-        make(hdr, pay, w, len);
-        if (csni_shm_write_frame(tx, hdr, pay, len))
+        make(&hdr, pay, w, len);
+        if (csni_shm_write_frame(tx, &hdr, pay, len))
             w++;
         else
             sched_yield();
@@ -201,15 +214,16 @@ static void test_order(void)
 static void bell_child(const char *path, bool membarrier, int bell)
 {
     struct csni_shm *me;
-    uint8_t hdr[CSNI_FRAME_SIZE], pay[8];
+    struct csni_frame hdr;
+    uint8_t pay[8];
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
         _exit(2); /* a parent that failed leaves no spinning child */
     if (csni_shm_attach(path, membarrier, &me) != CSN_OK)
         _exit(3);
     me->bell_fd = bell;
     for (uint32_t k = 0; k < BELL_N; k++) {
-        make(hdr, pay, k, sizeof pay);
-        if (!csni_shm_write_frame(me, hdr, pay, sizeof pay))
+        make(&hdr, pay, k, sizeof pay);
+        if (!csni_shm_write_frame(me, &hdr, pay, sizeof pay))
             _exit(4);
         for (;;) { /* the ack */
             const uint8_t *at;
@@ -230,7 +244,7 @@ static void test_doorbell(bool membarrier)
 {
     char path[128];
     int sv[2], status;
-    uint8_t hdr[CSNI_FRAME_SIZE];
+    struct csni_frame hdr;
     unsigned sleeps = 0;
     snprintf(path, sizeof path, "/dev/shm/csn-test-bell.%d", (int)getpid());
     CHECK_OK(csni_shm_create(path, RING, membarrier, &tx));
@@ -245,8 +259,8 @@ static void test_doorbell(bool membarrier)
         int got = take(k);
         CHECK(got >= 0);
         if (got) {
-            memset(hdr, 0, sizeof hdr);
-            CHECK(csni_shm_write_frame(tx, hdr, NULL, 0));
+            hdr = csni_frame_eager(0, 0, 0);
+            CHECK(csni_shm_write_frame(tx, &hdr, NULL, 0));
             k++;
             for (volatile unsigned spin = (k * 7919u) % 256u; spin > 0; spin--)
                 ;
@@ -284,7 +298,8 @@ static void poke_first_record(uint64_t word)
 
 static void test_corrupt(void)
 {
-    uint8_t hdr[CSNI_FRAME_SIZE], pay[64], buf[256];
+    struct csni_frame hdr;
+    uint8_t pay[64], buf[256];
     const uint64_t bad[] = {(uint64_t)RING * 4,       /* longer than the ring */
                             RING,                     /* runs past the end of the ring */
                             (uint64_t)200 << 56 | 40, /* a pad beyond a cache line */
@@ -293,8 +308,8 @@ static void test_corrupt(void)
         const uint8_t *at;
         size_t n;
         ring_open();
-        make(hdr, pay, 1, sizeof pay);
-        CHECK(csni_shm_write_frame(tx, hdr, pay, sizeof pay));
+        make(&hdr, pay, 1, sizeof pay);
+        CHECK(csni_shm_write_frame(tx, &hdr, pay, sizeof pay));
         poke_first_record(bad[i]);
         CHECK(csni_shm_peek(rx, &at, &n) == -1);
         errno = 0;

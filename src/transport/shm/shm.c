@@ -66,8 +66,9 @@
 #include "transport/shm/shm.h"
 #include "wire/frame.h"
 
-#define SHM_FRAME_SIZE CSNI_FRAME_SIZE /* a frame header leads every record the fast path writes   \
-                                        */
+#define SHM_FRAME_SIZE                                                                             \
+    CSNI_FRAME_SIZE /* a frame header leads every record the fast path writes                      \
+                     */
 #define SHM_LINE 64u
 #define SHM_WRAP UINT64_MAX
 #define SHM_PAD_SHIFT 56 /* header word: pad << SHM_PAD_SHIFT | byte count */
@@ -427,7 +428,8 @@ ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n)
     return shm_ring_put(s, iov, n, false);
 }
 
-bool csni_shm_write_frame(struct csni_shm *s, const uint8_t *hdr, const void *payload, size_t len)
+bool csni_shm_write_frame(struct csni_shm *s, const struct csni_frame *f, const void *payload,
+                          size_t len)
 {
     struct shm_ring *r = s->out;
     uint64_t size = s->ring_bytes, mask = size - 1;
@@ -436,12 +438,19 @@ bool csni_shm_write_frame(struct csni_shm *s, const uint8_t *hdr, const void *pa
     uint64_t rec = shm_rec_bytes(pad << SHM_PAD_SHIFT | (SHM_FRAME_SIZE + len));
     if (at + rec > size || (tail - s->head_cache) + rec + SHM_LINE > size) {
         /* At the end of the ring, or full as far as we know: the general writer. */
-        struct iovec iov[2] = {{.iov_base = (void *)hdr, .iov_len = SHM_FRAME_SIZE},
+        uint8_t hdr[CSNI_FRAME_SIZE];
+        csni_frame_encode(f, hdr);
+        struct iovec iov[2] = {{.iov_base = hdr, .iov_len = SHM_FRAME_SIZE},
                                {.iov_base = (void *)payload, .iov_len = len}};
         return shm_ring_put(s, iov, len ? 2 : 1, true) >= 0;
     }
+    /* The header is encoded here, not copied from the caller's: a copy loaded what the
+     * encoder had just stored in smaller pieces, a load the processor cannot serve from its
+     * store buffer, so it waited for that buffer to drain behind the previous record's line
+     * on its way from the receiver's cache (half the sender's time in a stream of 8-byte
+     * messages, BENCHMARKS.md, issue 19). */
     uint8_t *d = r->data + at + 8 + pad;
-    memcpy(d, hdr, SHM_FRAME_SIZE);
+    csni_frame_encode(f, d);
     if (len) /* an empty payload may have no buffer */
         memcpy(d + SHM_FRAME_SIZE, payload, len);
     shm_publish(s, r, tail, 0, pad, SHM_FRAME_SIZE + len);

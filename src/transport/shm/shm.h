@@ -17,6 +17,8 @@ struct shm_ring;
  * head (one producer: its connection's writer lock); rec_off the bytes already taken of the
  * inbound record at head (one consumer: its reader lock). bell_fd: where a doorbell byte is
  * written when the other side sleeps (-1: nobody to ring). */
+struct csni_frame;
+
 struct csni_shm {
     void *base;
     size_t size;
@@ -41,11 +43,12 @@ csn_status csni_shm_attach(const char *path, bool membarrier, struct csni_shm **
 void csni_shm_unmap(struct csni_shm *s);
 pid_t csni_shm_peer_pid(const struct csni_shm *s);
 
-/* Producer side (one thread at a time). write_frame: header and payload as one record if all
- * of it fits now; false (nothing written) when the ring has no room; the caller keeps its
- * buffers. writev: as much of iov as fits as one record: bytes written, or -1 with errno EAGAIN
- * when full. Neither blocks. */
-bool csni_shm_write_frame(struct csni_shm *s, const uint8_t *hdr, const void *payload, size_t len);
+/* Producer side (one thread at a time). write_frame: header f (encoded into the ring) and
+ * payload as one record if all of it fits now; false (nothing written) when the ring has no
+ * room; the caller keeps its buffers. writev: as much of iov as fits as one record: bytes
+ * written, or -1 with errno EAGAIN when full. Neither blocks. */
+bool csni_shm_write_frame(struct csni_shm *s, const struct csni_frame *f, const void *payload,
+                          size_t len);
 ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n);
 
 /* Consumer side (one thread at a time). has_data: lock-free look at the inbound ring.

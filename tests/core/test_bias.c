@@ -1,0 +1,150 @@
+/* test_bias.c: biased locks alone (src/core/bias.c, core/lock.h): a thread that keeps taking a
+ * biasable lock is given it; mutual exclusion holds while other threads take it back at random
+ * moments (a lost take-back shows as two threads inside at once, or a lost increment); two
+ * biased locks held at once and released out of order; trylock from another thread gets a
+ * lock whose owner is outside; an exited owner's record passes to a new thread. Without the
+ * kernel's barrier (or CSN_LOCK_BIAS off) the locks stay plain and the same checks run. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "../test.h"
+#include "core/lock.h"
+
+static csni_lock_t outer, inner; /* a transport's lock and a writer lock: that order */
+static bool bias;                /* the barrier is there: bias is given */
+
+/* Shared state, touched only inside outer. */
+static long counter;
+static _Atomic int inside;
+
+static void critical(void)
+{
+    CHECK(atomic_fetch_add_explicit(&inside, 1, memory_order_relaxed) == 0);
+    counter++;
+    atomic_fetch_sub_explicit(&inside, 1, memory_order_relaxed);
+}
+
+static bool owned_by_me(const csni_lock_t *l)
+{
+    return csni_bias_self != NULL && atomic_load(&l->owner) == csni_bias_self;
+}
+
+static void test_given(void)
+{
+    for (int i = 0; i < 2000; i++) {
+        csni_lock(&outer);
+        critical();
+        csni_unlock(&outer);
+    }
+    CHECK(owned_by_me(&outer) == bias);
+    /* Two at once, released out of order. */
+    for (int i = 0; i < 2000; i++) {
+        csni_lock(&outer);
+        csni_lock(&inner);
+        critical();
+        csni_unlock(&outer);
+        csni_unlock(&inner);
+    }
+    CHECK(owned_by_me(&inner) == bias);
+    CHECK(atomic_load(&inner.held) == 0 && atomic_load(&outer.held) == 0);
+    printf("given: %s after 2000 takes in a row (two held at once, released out of order)\n",
+           bias ? "biased" : "not biased (no barrier here)");
+}
+
+#define RACE_TAKES 2000 /* by each of the two others */
+static _Atomic int race_done;
+static _Atomic long race_biased; /* main's takes that found itself the owner */
+
+/* Takes outer at random moments, 0-400 us apart: long enough for the main thread to be given
+ * the bias again in between (1024 takes), short enough to catch it inside most of the time
+ * (its critical section is long, its time outside short), so that the take-back races the
+ * owner's way in and out. Every third take is a trylock (its own way to take the bias back). */
+static void *intruder(void *arg)
+{
+    long *mine = arg;
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    for (; *mine < RACE_TAKES; ++*mine) {
+        struct timespec nap = {0, (long)(rand_r(&seed) % 400) * 1000};
+        nanosleep(&nap, NULL);
+        if (*mine % 3 == 0) {
+            while (!csni_trylock(&outer))
+                sched_yield();
+        } else {
+            csni_lock(&outer);
+        }
+        critical();
+        csni_unlock(&outer);
+    }
+    atomic_fetch_add(&race_done, 1);
+    return NULL;
+}
+
+static void test_race(void)
+{
+    pthread_t th[2];
+    long theirs[2] = {0, 0}, mine = 0;
+    counter = 0;
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_create(&th[i], NULL, intruder, &theirs[i]) == 0);
+    while (atomic_load(&race_done) < 2) {
+        csni_lock(&outer);
+        if (owned_by_me(&outer))
+            race_biased++;
+        critical();
+        for (volatile int spin = 0; spin < 50; spin++)
+            ; /* inside most of the time */
+        csni_unlock(&outer);
+        mine++;
+    }
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_join(th[i], NULL) == 0);
+    CHECK(counter == mine + theirs[0] + theirs[1]);
+    CHECK(!bias || race_biased > mine / 4); /* the bias was given back again and again */
+    printf("race: %ld takes (%ld through the bias) against %ld and %ld by two others, none "
+           "lost, never two inside\n",
+           mine, (long)race_biased, theirs[0], theirs[1]);
+}
+
+/* A thread takes the bias and exits; the next new thread (which gets its record) and the
+ * main thread both take the lock afterwards. */
+static void *take_many(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 3000; i++) {
+        csni_lock(&inner);
+        critical();
+        csni_unlock(&inner);
+    }
+    return owned_by_me(&inner) == bias ? &outer : NULL;
+}
+
+static void test_exit(void)
+{
+    pthread_t th;
+    void *ok;
+    for (int round = 0; round < 2; round++) {
+        CHECK(pthread_create(&th, NULL, take_many, NULL) == 0);
+        CHECK(pthread_join(th, &ok) == 0 && ok == &outer);
+    }
+    csni_lock(&inner); /* the owner is gone: taken back from its record */
+    critical();
+    csni_unlock(&inner);
+    CHECK(atomic_load(&inner.owner) == NULL); /* and not given to us after one take */
+    printf("exit: an owner that exited hands its lock on\n");
+}
+
+int main(void)
+{
+    bias = csni_bias_setup(true);
+    csni_lock_init_biased(&outer, CSNI_RANK_TPORT);
+    csni_lock_init_biased(&inner, CSNI_RANK_WRITER);
+    test_given();
+    test_race();
+    test_exit();
+    return 0;
+}
