@@ -524,13 +524,13 @@ void csni_conn_send_ok(struct csni_conn *c, struct csni_sendreq *sr)
     conn_send(c, sr, false, NULL);
 }
 
-bool csni_conn_send_now(struct csni_conn *c, const struct csni_frame *f, const void *payload,
+bool csni_conn_send_now(struct csni_conn *c, uint64_t dst, uint64_t src, const void *payload,
                         size_t len, int64_t cost)
 {
     csni_lock(&c->tx_lock);
     bool ok = !c->dead && !c->moved && !c->paused && !c->sq_head && c->shm &&
               (cost == 0 || conn_credit_spend(c, cost));
-    if (ok && !csni_shm_write_frame(c->shm, f, payload, len)) {
+    if (ok && !csni_shm_write_eager(c->shm, dst, src, payload, len)) {
         c->credit += cost;
         ok = false;
     }

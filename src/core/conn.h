@@ -190,12 +190,15 @@ bool csni_conns_sending(struct csni_proc *p, csn_transport *t);
  * takes its transport lock: a caller passing an op holds no transport, peer or writer lock;
  * requests with no op (CTS, CREDIT) may be sent under transport and peer locks. Never blocks. */
 void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr);
-/* Shared memory only: writes frame f (header encoded into the ring) and its payload at once
- * if nothing is queued and the ring has room (the caller keeps its buffers); false: nothing
- * written, send it the queued way. cost: the eager
- * credit the frame spends, taken from the connection's own (refilled from the peer's, part of
- * a window at a time); 0: the caller took it. Never blocks. */
-bool csni_conn_send_now(struct csni_conn *c, const struct csni_frame *f, const void *payload,
+/* Shared memory only: writes an EAGER frame to transport dst from src, with its payload, at
+ * once if nothing is queued and the ring has room (the caller keeps its buffer); false:
+ * nothing written, send it the queued way. cost: the eager credit the frame spends, taken
+ * from the connection's own (refilled from the peer's, part of a window at a time); 0: the
+ * caller took it. Never blocks. dst and src are transport ids passed as 64-bit values: GCC
+ * 12 spilled a 32-bit one with a 32-bit store and read it back with a 64-bit load, which the
+ * store buffer cannot serve, so it waited behind the previous ring record (BENCHMARKS.md,
+ * issue 19). */
+bool csni_conn_send_now(struct csni_conn *c, uint64_t dst, uint64_t src, const void *payload,
                         size_t len, int64_t cost);
 /* The first step of a move to c (core/peer.c): what is queued on c from now on waits
  * unwritten until csni_conn_moved_ok on the connection moved from (or that one's death), and

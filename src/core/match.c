@@ -147,8 +147,7 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len)
     if (!c || !c->shm || len > pp->eager_max ||
         csni_rtid_state(pp, csni_netid_tid(to)) != CSNI_RTID_OPEN)
         return false;
-    struct csni_frame f = csni_frame_eager(csni_netid_tid(to), t->tid, len);
-    return csni_conn_send_now(c, &f, buf, len, csni_credit_cost(len));
+    return csni_conn_send_now(c, csni_netid_tid(to), t->tid, buf, len, csni_credit_cost(len));
 }
 
 /* Over a fabric whose provider moves large messages itself, a rendezvous message goes to the
@@ -189,8 +188,7 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
         !(c->shm && op->len > p->tun.shm_half_eager && match_pulled_both_ways(p, t, pp)) &&
         csni_credit_take(pp, csni_credit_cost(op->len))) {
         /* Eager. A dead connection completes the op with CSN_PEER_LOST when queued. */
-        struct csni_frame f = csni_frame_eager(dst, t->tid, op->len);
-        if (c->shm && csni_conn_send_now(c, &f, op->buf, op->len, 0)) {
+        if (c->shm && csni_conn_send_now(c, dst, t->tid, op->buf, op->len, 0)) {
             /* Written: the small-message path. A blocking call's op is its own thread's,
              * nobody else waits for it. */
             if (op->blocking && own) {
@@ -201,6 +199,7 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
             }
             return;
         }
+        struct csni_frame f = csni_frame_eager(dst, t->tid, op->len);
         csni_frame_encode(&f, op->sr.hdr);
         op->sr.payload = op->buf;
         op->sr.paylen = op->len;

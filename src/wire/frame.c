@@ -13,16 +13,6 @@
 #define FRAME_LE64(v) (v)
 #endif
 
-static void frame_put16(uint8_t *p, uint16_t v)
-{
-    v = FRAME_LE16(v);
-    memcpy(p, &v, sizeof v);
-}
-static void frame_put32(uint8_t *p, uint32_t v)
-{
-    v = FRAME_LE32(v);
-    memcpy(p, &v, sizeof v);
-}
 static void frame_put64(uint8_t *p, uint64_t v)
 {
     v = FRAME_LE64(v);
@@ -49,15 +39,7 @@ static uint64_t frame_get64(const uint8_t *p)
 
 void csni_frame_encode(const struct csni_frame *f, uint8_t out[CSNI_FRAME_SIZE])
 {
-    frame_put16(out, CSNI_FRAME_MAGIC);
-    out[2] = f->type;
-    out[3] = 0;
-    frame_put32(out + 4, f->dst);
-    frame_put32(out + 8, f->src);
-    frame_put32(out + 12, f->aux);
-    frame_put64(out + 16, f->len);
-    frame_put64(out + 24, f->cookie);
-    frame_put64(out + 32, f->cookie2);
+    csni_frame_put(out, f->type, f->dst, f->src, f->aux, f->len, f->cookie, f->cookie2);
 }
 
 void csni_frame_set_chunk(uint8_t hdr[CSNI_FRAME_SIZE], uint64_t len, uint64_t offset)
@@ -110,8 +92,8 @@ int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, str
             *why = "message length out of range";
             return -1;
         }
-        if (f->type == CSNI_F_RTS && (f->aux > CSNI_RTS_WITHDRAWN ||
-                                      (f->aux == CSNI_RTS_WITHDRAWN && f->len != 0))) {
+        if (f->type == CSNI_F_RTS &&
+            (f->aux > CSNI_RTS_WITHDRAWN || (f->aux == CSNI_RTS_WITHDRAWN && f->len != 0))) {
             *why = "bad request-to-send kind";
             return -1;
         }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* On the wire a header is CSNI_FRAME_SIZE bytes, little-endian:
  *   0  u16 magic (0xC5A1)    2 u8 type    3 u8 flags (must be 0)
@@ -141,18 +142,25 @@ static inline struct csni_frame csni_frame_rts(uint32_t dst, uint32_t src, uint6
 static inline struct csni_frame csni_frame_rts_withdrawn(uint32_t dst, uint32_t src,
                                                          uint64_t sender_token)
 {
-    return (struct csni_frame){
-        .type = CSNI_F_RTS, .dst = dst, .src = src, .aux = CSNI_RTS_WITHDRAWN, .cookie = sender_token};
+    return (struct csni_frame){.type = CSNI_F_RTS,
+                               .dst = dst,
+                               .src = src,
+                               .aux = CSNI_RTS_WITHDRAWN,
+                               .cookie = sender_token};
 }
 /* kind: CSNI_CTS_OK, _GONE or _PULLED (csni_frame_cts_split for _SPLIT). */
 static inline struct csni_frame csni_frame_cts(uint32_t kind, uint64_t len, uint64_t sender_token,
                                                uint64_t receiver_token)
 {
-    return (struct csni_frame){
-        .type = CSNI_F_CTS, .aux = kind, .len = len, .cookie = sender_token, .cookie2 = receiver_token};
+    return (struct csni_frame){.type = CSNI_F_CTS,
+                               .aux = kind,
+                               .len = len,
+                               .cookie = sender_token,
+                               .cookie2 = receiver_token};
 }
 static inline struct csni_frame csni_frame_cts_split(uint64_t len, uint64_t sender_token,
-                                                     uint64_t receiver_token, uint64_t receiver_addr)
+                                                     uint64_t receiver_token,
+                                                     uint64_t receiver_addr)
 {
     return (struct csni_frame){.type = CSNI_F_CTS,
                                .aux = CSNI_CTS_SPLIT,
@@ -163,8 +171,8 @@ static inline struct csni_frame csni_frame_cts_split(uint64_t len, uint64_t send
                                .src = (uint32_t)(receiver_token >> 32)};
 }
 /* kind: CSNI_CTS_OK (len payload bytes at offset follow), _GONE or _SPLIT (no payload). */
-static inline struct csni_frame csni_frame_data(uint32_t kind, uint64_t len, uint64_t receiver_token,
-                                                uint64_t offset)
+static inline struct csni_frame csni_frame_data(uint32_t kind, uint64_t len,
+                                                uint64_t receiver_token, uint64_t offset)
 {
     return (struct csni_frame){
         .type = CSNI_F_DATA, .aux = kind, .len = len, .cookie = receiver_token, .cookie2 = offset};
@@ -279,6 +287,38 @@ static inline int csni_frame_hdr_completes(const uint8_t hdr[CSNI_FRAME_SIZE])
 }
 
 void csni_frame_encode(const struct csni_frame *f, uint8_t out[CSNI_FRAME_SIZE]);
+
+/* Stores an encoded header at out as five 64-bit words (the wire's little-endian bytes) built
+ * in registers, one store each (csni_frame_encode's too). Where out is a ring record being
+ * polled: encoding bytes to the stack and copying them loaded what was just stored in
+ * narrower pieces, a load the store buffer cannot serve, which waited behind the previous
+ * ring record (a stream of 8-byte messages); nine narrow stores straight into the record gave
+ * the polling receiver more chances to take the line back between them (1 KiB half round trip
+ * +0.03 us). BENCHMARKS.md, issue 19. */
+static inline void csni_frame_put64(uint8_t *out, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    memcpy(out, &v, sizeof v);
+}
+
+static inline void csni_frame_put(uint8_t *out, uint8_t type, uint32_t dst, uint32_t src,
+                                  uint32_t aux, uint64_t len, uint64_t cookie, uint64_t cookie2)
+{
+    csni_frame_put64(out, CSNI_FRAME_MAGIC | (uint64_t)type << 16 | (uint64_t)dst << 32);
+    csni_frame_put64(out + 8, src | (uint64_t)aux << 32);
+    csni_frame_put64(out + 16, len);
+    csni_frame_put64(out + 24, cookie);
+    csni_frame_put64(out + 32, cookie2);
+}
+
+/* csni_frame_eager(dst, src, len), encoded at out from values in registers: a frame built
+ * in memory and read back would be read in wider pieces than it was written. */
+static inline void csni_frame_put_eager(uint8_t *out, uint32_t dst, uint32_t src, uint64_t len)
+{
+    csni_frame_put(out, CSNI_F_EAGER, dst, src, 0, len, 0, 0);
+}
 /* Rewrites len and cookie2 of an encoded header (the next chunk of a DATA frame). */
 void csni_frame_set_chunk(uint8_t hdr[CSNI_FRAME_SIZE], uint64_t len, uint64_t offset);
 

@@ -38,13 +38,17 @@ static void ring_close(void)
     csni_shm_unmap(rx);
 }
 
-/* A record: an EAGER frame header carrying seq (as its destination) and len, then len bytes of
- * pattern. */
-static void make(struct csni_frame *hdr, uint8_t *pay, uint32_t seq, size_t len)
+/* A record's payload: len bytes of pattern. The record's EAGER frame header carries seq (as
+ * its destination) and len (wr). */
+static void make(uint8_t *pay, uint32_t seq, size_t len)
 {
-    *hdr = csni_frame_eager(seq, 0, len);
     for (size_t i = 0; i < len; i++)
         pay[i] = (uint8_t)(seq * 31 + i);
+}
+
+static bool wr(struct csni_shm *s, uint32_t seq, const uint8_t *pay, size_t len)
+{
+    return csni_shm_write_eager(s, seq, 0, pay, len);
 }
 
 /* The seq and len of the encoded header at at (little-endian: dst at 4, len at 16). */
@@ -81,15 +85,14 @@ static int take(uint32_t seq)
 
 static void test_wrap(void)
 {
-    struct csni_frame hdr;
     uint8_t pay[1500];
     uint32_t w = 0, r = 0;
     ring_open();
     /* Sizes that do not divide the ring: records land at every offset and wrap many times. */
     while (w < 2000) {
         size_t len = (w * 97u) % sizeof pay;
-        make(&hdr, pay, w, len);
-        if (csni_shm_write_frame(tx, &hdr, pay, len)) {
+        make(pay, w, len);
+        if (wr(tx, w, pay, len)) {
             w++;
             continue;
         }
@@ -115,7 +118,6 @@ static size_t laps_len(uint32_t k)
 
 static void test_laps_read(void)
 {
-    struct csni_frame hdr;
     uint8_t pay[1500], got[CSNI_FRAME_SIZE + sizeof pay];
     uint32_t w = 0, r = 0, drains = 0;
     ring_open();
@@ -123,8 +125,8 @@ static void test_laps_read(void)
         /* A burst of 1-23 records (fewer when the ring fills), then all of them read back
          * through the byte interface, and the ring must read empty again. */
         for (uint32_t burst = 1 + drains % 23; burst > 0 && w < 6000; burst--, w++) {
-            make(&hdr, pay, w, laps_len(w));
-            if (!csni_shm_write_frame(tx, &hdr, pay, laps_len(w)))
+            make(pay, w, laps_len(w));
+            if (!wr(tx, w, pay, laps_len(w)))
                 break;
         }
         for (; r < w; r++) {
@@ -146,20 +148,19 @@ static void test_laps_read(void)
 
 static void test_full(void)
 {
-    struct csni_frame hdr;
     uint8_t pay[512];
     uint32_t w = 0;
     ring_open();
-    make(&hdr, pay, 0, sizeof pay);
-    while (csni_shm_write_frame(tx, &hdr, pay, sizeof pay))
-        make(&hdr, pay, ++w, sizeof pay);
+    make(pay, 0, sizeof pay);
+    while (wr(tx, w, pay, sizeof pay))
+        make(pay, ++w, sizeof pay);
     CHECK(w >= 4 && w < RING / sizeof pay);
-    CHECK(!csni_shm_write_frame(tx, &hdr, pay, sizeof pay)); /* still full */
+    CHECK(!wr(tx, w, pay, sizeof pay)); /* still full */
     /* Space handed back: a record that must wrap (the end of the ring is too short for it)
      * fits once two are taken (the one slot after the last record stays free). */
     CHECK(take(0) == 1);
     CHECK(take(1) == 1);
-    CHECK(csni_shm_write_frame(tx, &hdr, pay, sizeof pay)); /* record w fits now */
+    CHECK(wr(tx, w, pay, sizeof pay)); /* record w fits now */
     for (uint32_t i = 2; i <= w; i++)
         CHECK(take(i) == 1);
     CHECK(take(w + 1) == 0);
@@ -170,13 +171,12 @@ static void test_full(void)
 #define ORDER_N 200000u
 static void *producer(void *arg)
 {
-    struct csni_frame hdr;
     uint8_t pay[300];
     (void)arg;
     for (uint32_t w = 0; w < ORDER_N;) {
         size_t len = (w * 13u) % sizeof pay;
-        make(&hdr, pay, w, len);
-        if (csni_shm_write_frame(tx, &hdr, pay, len))
+        make(pay, w, len);
+        if (wr(tx, w, pay, len))
             w++;
         else
             sched_yield();
@@ -214,7 +214,6 @@ static void test_order(void)
 static void bell_child(const char *path, bool membarrier, int bell)
 {
     struct csni_shm *me;
-    struct csni_frame hdr;
     uint8_t pay[8];
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
         _exit(2); /* a parent that failed leaves no spinning child */
@@ -222,8 +221,8 @@ static void bell_child(const char *path, bool membarrier, int bell)
         _exit(3);
     me->bell_fd = bell;
     for (uint32_t k = 0; k < BELL_N; k++) {
-        make(&hdr, pay, k, sizeof pay);
-        if (!csni_shm_write_frame(me, &hdr, pay, sizeof pay))
+        make(pay, k, sizeof pay);
+        if (!wr(me, k, pay, sizeof pay))
             _exit(4);
         for (;;) { /* the ack */
             const uint8_t *at;
@@ -244,7 +243,6 @@ static void test_doorbell(bool membarrier)
 {
     char path[128];
     int sv[2], status;
-    struct csni_frame hdr;
     unsigned sleeps = 0;
     snprintf(path, sizeof path, "/dev/shm/csn-test-bell.%d", (int)getpid());
     CHECK_OK(csni_shm_create(path, RING, membarrier, &tx));
@@ -259,8 +257,7 @@ static void test_doorbell(bool membarrier)
         int got = take(k);
         CHECK(got >= 0);
         if (got) {
-            hdr = csni_frame_eager(0, 0, 0);
-            CHECK(csni_shm_write_frame(tx, &hdr, NULL, 0));
+            CHECK(wr(tx, 0, NULL, 0));
             k++;
             for (volatile unsigned spin = (k * 7919u) % 256u; spin > 0; spin--)
                 ;
@@ -298,7 +295,6 @@ static void poke_first_record(uint64_t word)
 
 static void test_corrupt(void)
 {
-    struct csni_frame hdr;
     uint8_t pay[64], buf[256];
     const uint64_t bad[] = {(uint64_t)RING * 4,       /* longer than the ring */
                             RING,                     /* runs past the end of the ring */
@@ -308,8 +304,8 @@ static void test_corrupt(void)
         const uint8_t *at;
         size_t n;
         ring_open();
-        make(&hdr, pay, 1, sizeof pay);
-        CHECK(csni_shm_write_frame(tx, &hdr, pay, sizeof pay));
+        make(pay, 1, sizeof pay);
+        CHECK(wr(tx, 1, pay, sizeof pay));
         poke_first_record(bad[i]);
         CHECK(csni_shm_peek(rx, &at, &n) == -1);
         errno = 0;

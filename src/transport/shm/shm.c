@@ -428,7 +428,7 @@ ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n)
     return shm_ring_put(s, iov, n, false);
 }
 
-bool csni_shm_write_frame(struct csni_shm *s, const struct csni_frame *f, const void *payload,
+bool csni_shm_write_eager(struct csni_shm *s, uint64_t dst, uint64_t src, const void *payload,
                           size_t len)
 {
     struct shm_ring *r = s->out;
@@ -439,18 +439,14 @@ bool csni_shm_write_frame(struct csni_shm *s, const struct csni_frame *f, const 
     if (at + rec > size || (tail - s->head_cache) + rec + SHM_LINE > size) {
         /* At the end of the ring, or full as far as we know: the general writer. */
         uint8_t hdr[CSNI_FRAME_SIZE];
-        csni_frame_encode(f, hdr);
+        csni_frame_put_eager(hdr, (uint32_t)dst, (uint32_t)src, len);
         struct iovec iov[2] = {{.iov_base = hdr, .iov_len = SHM_FRAME_SIZE},
                                {.iov_base = (void *)payload, .iov_len = len}};
         return shm_ring_put(s, iov, len ? 2 : 1, true) >= 0;
     }
-    /* The header is encoded here, not copied from the caller's: a copy loaded what the
-     * encoder had just stored in smaller pieces, a load the processor cannot serve from its
-     * store buffer, so it waited for that buffer to drain behind the previous record's line
-     * on its way from the receiver's cache (half the sender's time in a stream of 8-byte
-     * messages, BENCHMARKS.md, issue 19). */
+    /* The header goes in as five words built in registers (csni_frame_put says why). */
     uint8_t *d = r->data + at + 8 + pad;
-    csni_frame_encode(f, d);
+    csni_frame_put_eager(d, (uint32_t)dst, (uint32_t)src, len);
     if (len) /* an empty payload may have no buffer */
         memcpy(d + SHM_FRAME_SIZE, payload, len);
     shm_publish(s, r, tail, 0, pad, SHM_FRAME_SIZE + len);

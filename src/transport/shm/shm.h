@@ -17,8 +17,6 @@ struct shm_ring;
  * head (one producer: its connection's writer lock); rec_off the bytes already taken of the
  * inbound record at head (one consumer: its reader lock). bell_fd: where a doorbell byte is
  * written when the other side sleeps (-1: nobody to ring). */
-struct csni_frame;
-
 struct csni_shm {
     void *base;
     size_t size;
@@ -43,11 +41,12 @@ csn_status csni_shm_attach(const char *path, bool membarrier, struct csni_shm **
 void csni_shm_unmap(struct csni_shm *s);
 pid_t csni_shm_peer_pid(const struct csni_shm *s);
 
-/* Producer side (one thread at a time). write_frame: header f (encoded into the ring) and
- * payload as one record if all of it fits now; false (nothing written) when the ring has no
- * room; the caller keeps its buffers. writev: as much of iov as fits as one record: bytes
- * written, or -1 with errno EAGAIN when full. Neither blocks. */
-bool csni_shm_write_frame(struct csni_shm *s, const struct csni_frame *f, const void *payload,
+/* Producer side (one thread at a time). write_eager: an EAGER frame (to transport dst, from
+ * src: 32-bit ids, csni_conn_send_now says why they travel as 64-bit) and its payload as one record
+ * if all of it fits now; false (nothing written) when the ring has no room; the caller keeps its
+ * buffer. writev: as much of iov as fits as one record: bytes written, or -1 with errno EAGAIN when
+ * full. Neither blocks. */
+bool csni_shm_write_eager(struct csni_shm *s, uint64_t dst, uint64_t src, const void *payload,
                           size_t len);
 ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n);
 
