@@ -1,13 +1,15 @@
-/* bias.c: biased ownership of spin locks (see core/lock.h): the per-thread records, taking
+/* bias.c: biased ownership of a lock word (see core/bias.h): the per-thread records, taking
  * the bias back, handing it on, and the barrier that makes it safe. */
 #include <errno.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/lock.h"
+#include "core/assert.h"
+#include "core/bias.h"
 
 /* A thread that took a lock's word this many times in a row, nobody else between, is given
  * the bias: a lock two threads take by turns never is, and a lock whose bias was taken back
@@ -100,11 +102,11 @@ static void bias_barrier(void)
     CSNI_ASSERT(rc == 0);
 }
 
-/* Waits until o names l in none of its slots (it left, or never came in). */
-static void bias_wait_out(const struct csni_bias_rec *o, const csni_lock_t *l)
+/* Waits until o names b in none of its slots (it left, or never came in). */
+static void bias_wait_out(const struct csni_bias_rec *o, const struct csni_bias *b)
 {
     for (unsigned i = 0; i < CSNI_BIAS_NEST; i++)
-        for (unsigned spin = 0; atomic_load_explicit(&o->in[i], memory_order_acquire) == l;
+        for (unsigned spin = 0; atomic_load_explicit(&o->in[i], memory_order_acquire) == b;
              spin++) {
             if (spin < 64) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -116,41 +118,24 @@ static void bias_wait_out(const struct csni_bias_rec *o, const csni_lock_t *l)
         }
 }
 
-/* held was just taken by this thread: takes the bias back from another owner (waits until it
- * has left), and hands it to this thread after CSNI_BIAS_AFTER takes in a row. */
-static void bias_taken(csni_lock_t *l)
+void csni_bias_taken(struct csni_bias *b)
 {
-    struct csni_bias_rec *o = atomic_load_explicit(&l->owner, memory_order_relaxed);
+    struct csni_bias_rec *o = atomic_load_explicit(&b->owner, memory_order_relaxed);
     struct csni_bias_rec *me = csni_bias_self;
     if (o && o != me) {
         /* Take it back: after the barrier, the owner either sees the cleared owner at its
          * re-check or is seen here naming l; then wait for it to leave. */
-        atomic_store_explicit(&l->owner, NULL, memory_order_relaxed);
+        atomic_store_explicit(&b->owner, NULL, memory_order_relaxed);
         bias_barrier();
-        bias_wait_out(o, l);
+        bias_wait_out(o, b);
         o = NULL;
     }
     if (o || !atomic_load_explicit(&bias_on, memory_order_relaxed) || (!me && !(me = bias_self())))
         return;
-    if (l->last != me) {
-        l->last = me;
-        l->streak = 1;
-    } else if (++l->streak >= CSNI_BIAS_AFTER) {
-        atomic_store_explicit(&l->owner, me, memory_order_relaxed);
+    if (b->last != me) {
+        b->last = me;
+        b->streak = 1;
+    } else if (++b->streak >= CSNI_BIAS_AFTER) {
+        atomic_store_explicit(&b->owner, me, memory_order_relaxed);
     }
-}
-
-void csni_lock_biased_slow(csni_lock_t *l)
-{
-    csni_lock_wait(l, false);
-    bias_taken(l);
-}
-
-bool csni_trylock_biased_slow(csni_lock_t *l)
-{
-    if (!csni_trylock_raw(l))
-        return false;
-    CSNI_LC_ACQUIRE(l, l->rank, true);
-    bias_taken(l);
-    return true;
 }

@@ -11,7 +11,7 @@
 
 #include "core/complete.h"
 #include "core/conn.h"
-#include "core/credit.h"
+#include "core/pool.h"
 #include "core/state.h"
 #include "transport/ofi/ofi.h"
 #include "transport/net.h"
@@ -454,15 +454,15 @@ static void conn_resume(struct csni_conn *c)
 static bool conn_credit_spend(struct csni_conn *c, int64_t cost)
 {
     int64_t ahead = c->p->tun.window / 64;
-    return csni_credit_spend(c->pp, &c->credit, cost,
-                             ahead < CONN_CREDIT_AHEAD ? ahead : CONN_CREDIT_AHEAD);
+    return csni_pool_spend(&c->pp->credit, &c->credit, cost,
+                           ahead < CONN_CREDIT_AHEAD ? ahead : CONN_CREDIT_AHEAD);
 }
 
 /* What c holds of the peer's credit goes back to it (c dies or moves). tx_lock held. */
 static void conn_credit_back(struct csni_conn *c)
 {
     if (c->credit && c->pp)
-        csni_credit_untake(c->pp, c->credit);
+        csni_pool_give(&c->pp->credit, c->credit);
     c->credit = 0;
 }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "core/peer.h"
+#include "core/pool.h"
 #include "core/unex.h"
 
 struct csni_conn;
@@ -23,43 +24,19 @@ static inline int64_t csni_credit_cost(size_t len)
  * racing takers may both give back and fall to rendezvous: harmless). */
 static inline bool csni_credit_take(struct csni_peer *pp, int64_t cost)
 {
-    if (atomic_load_explicit(&pp->credit, memory_order_relaxed) < cost)
-        return false;
-    if (atomic_fetch_sub(&pp->credit, cost) >= cost)
-        return true;
-    atomic_fetch_add(&pp->credit, cost);
-    return false;
-}
-
-/* Spends cost from *reserve, credit taken from pp's ahead of need by one sender (a connection's,
- * under its writer lock), refilled ahead bytes at a time (cost at least): one atomic per
- * refill instead of one per message. false: pp has not even cost left. */
-static inline bool csni_credit_spend(struct csni_peer *pp, int64_t *reserve, int64_t cost,
-                                     int64_t ahead)
-{
-    if (*reserve >= cost) {
-        *reserve -= cost;
-        return true;
-    }
-    if (ahead <= cost || !csni_credit_take(pp, ahead)) {
-        if (!csni_credit_take(pp, cost))
-            return false;
-        ahead = cost;
-    }
-    *reserve += ahead - cost;
-    return true;
+    return csni_pool_take(&pp->credit, cost);
 }
 
 /* Gives back credit taken and not used. */
 static inline void csni_credit_untake(struct csni_peer *pp, int64_t cost)
 {
-    atomic_fetch_add(&pp->credit, cost);
+    csni_pool_give(&pp->credit, cost);
 }
 
 /* The peer handed credit back (a CREDIT frame). */
 static inline void csni_credit_granted(struct csni_peer *pp, uint64_t bytes)
 {
-    atomic_fetch_add(&pp->credit, (int64_t)bytes);
+    csni_pool_give(&pp->credit, (int64_t)bytes);
 }
 
 /* We consumed bytes of pp's credit: owe them, and send a CREDIT frame once a quarter window is

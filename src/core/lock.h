@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "core/assert.h"
+#include "core/bias.h"
 
 enum csni_lock_rank {
     CSNI_RANK_BARRIER = 1,
@@ -53,102 +54,29 @@ bool csni_lockcheck_held(const void *lock);
  * preempted on an oversubscribed host). Release is a plain store: an uncontended lock and
  * unlock cost one atomic instruction, where a futex mutex's unlock needs a second one to
  * learn whether anyone sleeps. Acquire/release order what the lock protects. */
-/* ---- biased ownership (core/bias.c) ----
- * A lock that one thread takes again and again (a transport's lock, a connection's writer lock,
- * in a stream of small messages) is handed to that thread: it then enters by a plain store of
- * the lock's address into its own record (in[]) and a re-check of the owner, with no locked
- * instruction. A locked instruction waits until the previous message's ring record has reached
- * the polling receiver's cache; with three or four per message the sender was about a quarter
- * slower (BENCHMARKS.md, issue 19). Any other thread takes the word (held), clears the owner,
- * runs membarrier (every running thread of the process passes a full barrier: it stands in
- * for the owner's missing fence, the pattern of userspace RCU) and waits until the owner's
- * record no longer names the lock. Either the owner's re-check sees the cleared owner, or the
- * other thread sees the owner's record naming the lock. A thread that took the word
- * CSNI_BIAS_AFTER times in a row is given the bias (again). Off where the kernel has no
- * private expedited membarrier, with CSN_LOCK_BIAS=0, and under ThreadSanitizer, which cannot
- * see the barrier. */
-#define CSNI_BIAS_NEST 4 /* locks one thread may hold through its bias at once */
-
-struct csni_bias_rec {
-    const void *_Atomic in[CSNI_BIAS_NEST]; /* the locks this thread is inside by its bias */
-    struct csni_bias_rec *next_free;        /* records of exited threads, for reuse */
-};
-
-/* This thread's record (NULL until it first takes a biasable lock's word). */
-extern _Thread_local struct csni_bias_rec *csni_bias_self
-    __attribute__((tls_model("initial-exec")));
-
 typedef struct {
     _Atomic int held;
-    int rank;      /* enum csni_lock_rank, set once at initialisation */
-    bool biasable; /* set once at initialisation */
-    /* The thread that enters without held (NULL: none); the thread that took held last, and
-     * how many times in a row (both under held). */
-    struct csni_bias_rec *_Atomic owner;
-    struct csni_bias_rec *last;
-    unsigned streak;
+    int rank;              /* enum csni_lock_rank, set once at initialisation */
+    struct csni_bias bias; /* the thread that may enter without held (core/bias.h) */
 } csni_lock_t;
 
 static inline void csni_lock_init(csni_lock_t *l, int rank)
 {
     atomic_init(&l->held, 0);
     l->rank = rank;
-    l->biasable = false;
-    atomic_init(&l->owner, NULL);
-    l->last = NULL;
-    l->streak = 0;
+    csni_bias_init(&l->bias, false);
 }
 
-/* A lock that may be handed to the one thread that keeps taking it. */
+/* A lock that may be handed to the one thread that keeps taking it (core/bias.h): a
+ * transport's lock and a connection's writer lock. */
 static inline void csni_lock_init_biased(csni_lock_t *l, int rank)
 {
     csni_lock_init(l, rank);
-    l->biasable = true;
+    csni_bias_init(&l->bias, true);
 }
 
-/* Turns the bias on for the process if the kernel offers the barrier it needs and on is
- * true (CSN_LOCK_BIAS); returns whether it is on. Called at every start of the library. */
-bool csni_bias_setup(bool on);
-
-/* The owner's way in: true if l is now held by this thread through its bias. The owner is
- * read again after the store that names l in a free slot of our record, in that order for the
- * compiler; the processor may still order the load first, and the revoker's membarrier then
- * stands in for the missing fence. acquire on the re-check: nothing of the critical section
- * is read before it. One store in and one out: on the small-message path the stores queue
- * behind the ring record's, whose line is on its way from the receiver's cache. */
-static inline bool csni_bias_enter(csni_lock_t *l)
-{
-    struct csni_bias_rec *r = csni_bias_self;
-    if (!r || atomic_load_explicit(&l->owner, memory_order_relaxed) != r)
-        return false;
-    for (unsigned i = 0; i < CSNI_BIAS_NEST; i++)
-        if (atomic_load_explicit(&r->in[i], memory_order_relaxed) == NULL) {
-            atomic_store_explicit(&r->in[i], l, memory_order_relaxed);
-            atomic_signal_fence(memory_order_seq_cst);
-            if (atomic_load_explicit(&l->owner, memory_order_acquire) == r)
-                return true;
-            atomic_store_explicit(&r->in[i], NULL, memory_order_release);
-            return false;
-        }
-    return false;
-}
-
-/* The owner's way out, if it holds l through its bias: the release store that clears l from
- * its record is what a revoker waits for. */
-static inline bool csni_bias_leave(csni_lock_t *l)
-{
-    struct csni_bias_rec *r = csni_bias_self;
-    if (!r)
-        return false;
-    for (unsigned i = 0; i < CSNI_BIAS_NEST; i++)
-        if (atomic_load_explicit(&r->in[i], memory_order_relaxed) == l) {
-            atomic_store_explicit(&r->in[i], NULL, memory_order_release);
-            return true;
-        }
-    return false;
-}
-
-/* The ways in of a biasable lock other than its owner's (core/bias.c). */
+/* The ways in of a biasable lock other than its owner's (core/lock.c): take the word, then let
+ * the bias follow (csni_bias_taken). */
 void csni_lock_biased_slow(csni_lock_t *l);
 bool csni_trylock_biased_slow(csni_lock_t *l);
 
@@ -160,8 +88,8 @@ static inline bool csni_trylock_raw(csni_lock_t *l)
 
 static inline bool csni_trylock(csni_lock_t *l)
 {
-    if (l->biasable) {
-        if (csni_bias_enter(l)) {
+    if (l->bias.on) {
+        if (csni_bias_enter(&l->bias)) {
             CSNI_LC_ACQUIRE(l, l->rank, true);
             return true;
         }
@@ -198,8 +126,8 @@ static inline void csni_lock_wait(csni_lock_t *l, bool naps)
  * issue 19). The other ways in are out of line. */
 static inline __attribute__((always_inline)) void csni_lock(csni_lock_t *l)
 {
-    if (l->biasable) {
-        if (csni_bias_enter(l)) {
+    if (l->bias.on) {
+        if (csni_bias_enter(&l->bias)) {
             CSNI_LC_ACQUIRE(l, l->rank, false);
             return;
         }
@@ -217,14 +145,14 @@ static inline __attribute__((always_inline)) void csni_lock(csni_lock_t *l)
  * BENCHMARKS.md, issue 19). */
 static inline void csni_lock_long(csni_lock_t *l)
 {
-    CSNI_ASSERT(!l->biasable); /* csni_unlock would not know how it was taken */
+    CSNI_ASSERT(!l->bias.on); /* csni_unlock would not know how it was taken */
     csni_lock_wait(l, true);
 }
 
 static inline __attribute__((always_inline)) void csni_unlock(csni_lock_t *l)
 {
     CSNI_LC_RELEASE(l);
-    if (l->biasable && csni_bias_leave(l))
+    if (l->bias.on && csni_bias_leave(&l->bias))
         return;
     atomic_store_explicit(&l->held, 0, memory_order_release);
 }

@@ -1,4 +1,4 @@
-/* test_bias.c: biased locks alone (src/core/bias.c, core/lock.h): a thread that keeps taking a
+/* test_bias.c: biased locks alone (src/core/bias.c, core/lock.c): a thread that keeps taking a
  * biasable lock is given it; mutual exclusion holds while other threads take it back at random
  * moments (a lost take-back shows as two threads inside at once, or a lost increment); two
  * biased locks held at once and released out of order; trylock from another thread gets a
@@ -31,7 +31,7 @@ static void critical(void)
 
 static bool owned_by_me(const csni_lock_t *l)
 {
-    return csni_bias_self != NULL && atomic_load(&l->owner) == csni_bias_self;
+    return csni_bias_self != NULL && atomic_load(&l->bias.owner) == csni_bias_self;
 }
 
 static void test_given(void)
@@ -134,7 +134,7 @@ static void test_exit(void)
     csni_lock(&inner); /* the owner is gone: taken back from its record */
     critical();
     csni_unlock(&inner);
-    CHECK(atomic_load(&inner.owner) == NULL); /* and not given to us after one take */
+    CHECK(atomic_load(&inner.bias.owner) == NULL); /* and not given to us after one take */
     printf("exit: an owner that exited hands its lock on\n");
 }
 
