@@ -45,9 +45,22 @@ static void bias_thread_exit(void *v)
     CSNI_ASSERT(pthread_mutex_unlock(&bias_free_lock) == 0);
 }
 
+/* A fork while another thread holds bias_free_lock would leave the child's copy locked for
+ * good: the fork waits for it, and both sides let it go after. */
+static void bias_fork_prepare(void)
+{
+    CSNI_ASSERT(pthread_mutex_lock(&bias_free_lock) == 0);
+}
+
+static void bias_fork_after(void)
+{
+    CSNI_ASSERT(pthread_mutex_unlock(&bias_free_lock) == 0);
+}
+
 static void bias_key_init(void)
 {
-    bias_key_ok = pthread_key_create(&bias_key, bias_thread_exit) == 0;
+    bias_key_ok = pthread_key_create(&bias_key, bias_thread_exit) == 0 &&
+                  pthread_atfork(bias_fork_prepare, bias_fork_after, bias_fork_after) == 0;
 }
 
 /* This thread's record, made on first need; NULL when there is no memory (no bias then). */

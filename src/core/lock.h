@@ -86,6 +86,9 @@ static inline bool csni_trylock_raw(csni_lock_t *l)
            atomic_exchange_explicit(&l->held, 1, memory_order_acquire) == 0;
 }
 
+/* A biasable lock whose bias another thread holds is taken back even here: the trylock then
+ * waits for that thread to leave its critical section (a few steps), so, like any wait, it
+ * must respect the lock order (every trylock of a biasable lock does). */
 static inline bool csni_trylock(csni_lock_t *l)
 {
     if (l->bias.on) {
