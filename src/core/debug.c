@@ -81,6 +81,10 @@ void csni_debug_open(const struct csni_proc *p)
                    (unsigned long long)(t->spin_ns / 1000), t->cpu_share, t->ncpu,
                    (unsigned long long)(t->polite_spin_ns / 1000),
                    (unsigned long long)(t->nap_ns / 1000000));
+    debug_line(p, "locks: %s",
+               t->lock_bias ? "biased (a transport or writer lock one thread keeps taking is "
+                              "taken without an atomic instruction)"
+                            : "plain spin locks (CSN_LOCK_BIAS=0, or no membarrier here)");
 }
 
 void csni_debug_move(const struct csni_proc *p, int proc)
@@ -122,11 +126,12 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
     if (rank == p->me)
         how = "copied within this process";
     else if (len <= eager)
-        how = shm && p->cma && len > eager / 2
-                  ? "eager (rendezvous when the peer's credit is spent; pulled by the receiver "
-                    "while we have receives this long of our own outstanding, or a rendezvous to it "
-                    "unanswered: both ways at once)"
-                  : "eager (rendezvous when the peer's credit is spent)";
+        how =
+            shm && p->cma && len > eager / 2
+                ? "eager (rendezvous when the peer's credit is spent; pulled by the receiver "
+                  "while we have receives this long of our own outstanding, or a rendezvous to it "
+                  "unanswered: both ways at once)"
+                : "eager (rendezvous when the peer's credit is spent)";
     else if (pulled && !p->tun.conn_per_transport && p->tun.split_min && len >= p->tun.split_min)
         how = "rendezvous, split copy (both sides copy)";
     else if (pulled)

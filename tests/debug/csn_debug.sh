@@ -40,6 +40,12 @@ run CSN_DEBUG=1 CSN_CPU_SHARE=1 || fail "hello with CSN_CPU_SHARE=1 failed"
 has "^csn\[0 pid [0-9]*\]: protocols: .*(shm: streamed through the ring)"
 run CSN_DEBUG=1 CSN_CPU_SHARE=1024 CSN_NAP_MS=7 || fail "hello with CSN_NAP_MS=7 failed"
 has "^csn\[0 pid [0-9]*\]: waiting: .*naps up to 7 ms$"
+# Biased locks: on by default where the kernel has the barrier, off with CSN_LOCK_BIAS=0.
+has "^csn\[0 pid [0-9]*\]: locks: "
+run CSN_DEBUG=1 CSN_LOCK_BIAS=0 || fail "hello with CSN_LOCK_BIAS=0 failed"
+has "^csn\[0 pid [0-9]*\]: locks: plain spin locks"
+run CSN_DEBUG=1 CSN_LOCK_BIAS=2 && fail "CSN_LOCK_BIAS=2 was taken"
+has "CSN_LOCK_BIAS=2: expected an integer from 0 to 1"
 
 run CSN_DEBUG=2 CSN_TRANSPORT=unix || fail "hello with CSN_DEBUG=2 failed"
 has '^csn\[1 pid [0-9]*\]: peer rank 0: unix$'
