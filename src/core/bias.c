@@ -21,7 +21,8 @@
 _Thread_local struct csni_bias_rec *csni_bias_self __attribute__((tls_model("initial-exec")));
 
 /* On once the process registered for MEMBARRIER_CMD_PRIVATE_EXPEDITED; never off again while
- * a bias may exist (a forked child starts with no lock of the parent's in use). */
+ * a bias may exist (off in a forked child until it registers: it uses no lock of the
+ * parent's). */
 static _Atomic bool bias_on;
 
 /* Records of exited threads: never freed (a lock's owner may still point at one), handed to
@@ -46,21 +47,30 @@ static void bias_thread_exit(void *v)
 }
 
 /* A fork while another thread holds bias_free_lock would leave the child's copy locked for
- * good: the fork waits for it, and both sides let it go after. */
+ * good: the fork waits for it, and both sides let it go after. The child registers for the
+ * barrier again when its library starts (csni_bias_setup): harmless where the kernel carries
+ * the registration over (this one does), and a child whose kernel did not would otherwise
+ * abort at its first take-back. */
 static void bias_fork_prepare(void)
 {
     CSNI_ASSERT(pthread_mutex_lock(&bias_free_lock) == 0);
 }
 
-static void bias_fork_after(void)
+static void bias_fork_parent(void)
 {
+    CSNI_ASSERT(pthread_mutex_unlock(&bias_free_lock) == 0);
+}
+
+static void bias_fork_child(void)
+{
+    atomic_store(&bias_on, false);
     CSNI_ASSERT(pthread_mutex_unlock(&bias_free_lock) == 0);
 }
 
 static void bias_key_init(void)
 {
     bias_key_ok = pthread_key_create(&bias_key, bias_thread_exit) == 0 &&
-                  pthread_atfork(bias_fork_prepare, bias_fork_after, bias_fork_after) == 0;
+                  pthread_atfork(bias_fork_prepare, bias_fork_parent, bias_fork_child) == 0;
 }
 
 /* This thread's record, made on first need; NULL when there is no memory (no bias then). */
@@ -95,7 +105,8 @@ bool csni_bias_setup(bool on)
     on = false;
 #endif
 #endif
-    if (!on || atomic_load(&bias_on))
+    pthread_once(&bias_once, bias_key_init); /* the fork handlers first */
+    if (!on || !bias_key_ok || atomic_load(&bias_on))
         return atomic_load(&bias_on);
     long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     if (q >= 0 && (q & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
@@ -137,7 +148,7 @@ void csni_bias_taken(struct csni_bias *b)
     struct csni_bias_rec *me = csni_bias_self;
     if (o && o != me) {
         /* Take it back: after the barrier, the owner either sees the cleared owner at its
-         * re-check or is seen here naming l; then wait for it to leave. */
+         * re-check or is seen here naming b; then wait for it to leave. */
         atomic_store_explicit(&b->owner, NULL, memory_order_relaxed);
         bias_barrier();
         bias_wait_out(o, b);

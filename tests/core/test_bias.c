@@ -2,7 +2,8 @@
  * biasable lock is given it; mutual exclusion holds while other threads take it back at random
  * moments (a lost take-back shows as two threads inside at once, or a lost increment); two
  * biased locks held at once and released out of order; trylock from another thread gets a
- * lock whose owner is outside; an exited owner's record passes to a new thread. Without the
+ * lock whose owner is outside; an exited owner's record passes to a new thread; a forked
+ * child's own lock is biased and taken back. Without the
  * kernel's barrier (or CSN_LOCK_BIAS off) the locks stay plain and the same checks run. */
 #include <pthread.h>
 #include <sched.h>
@@ -10,7 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../test.h"
 #include "core/lock.h"
@@ -138,6 +141,40 @@ static void test_exit(void)
     printf("exit: an owner that exited hands its lock on\n");
 }
 
+/* In a forked child (whose library starts afresh): its own lock is biased and taken back by
+ * another of its threads, so the child's barrier must work (it registers again). */
+static void *take_once(void *arg)
+{
+    csni_lock(arg);
+    critical();
+    csni_unlock(arg);
+    return NULL;
+}
+
+static void test_fork(void)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        csni_lock_t l;
+        pthread_t th;
+        bool on = csni_bias_setup(true);
+        csni_lock_init_biased(&l, CSNI_RANK_TPORT);
+        for (int i = 0; i < 2000; i++) {
+            csni_lock(&l);
+            critical();
+            csni_unlock(&l);
+        }
+        if (owned_by_me(&l) != on || pthread_create(&th, NULL, take_once, &l) != 0 ||
+            pthread_join(th, NULL) != 0 || atomic_load(&l.bias.owner) != NULL)
+            _exit(1);
+        _exit(0);
+    }
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    printf("fork: a child's own lock biased and taken back\n");
+}
+
 int main(void)
 {
     bias = csni_bias_setup(true);
@@ -146,5 +183,6 @@ int main(void)
     test_given();
     test_race();
     test_exit();
+    test_fork();
     return 0;
 }
