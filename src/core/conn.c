@@ -442,20 +442,11 @@ static void conn_resume(struct csni_conn *c)
     csni_kick_epoll(c->p);
 }
 
-/* The most eager credit the direct path takes from the peer's at a time (about 140 messages of
- * 8 bytes): one atomic per that many messages instead of one each (a locked instruction
- * waits for the previous record's line to reach the receiver, BENCHMARKS.md, issue 19), and
- * little enough that a sender with nothing more to send holds back only a sliver of the
- * window (another path's message then goes as a rendezvous, which is harmless). */
-#define CONN_CREDIT_AHEAD (16 << 10)
-
-/* Spends cost of c's credit, refilled from the peer's; false when the peer's has too little.
- * tx_lock held. */
+/* Spends cost of c's credit, refilled from the peer's tun.credit_ahead at a time; false when
+ * the peer's has too little. tx_lock held. */
 static bool conn_credit_spend(struct csni_conn *c, int64_t cost)
 {
-    int64_t ahead = c->p->tun.window / 64;
-    return csni_pool_spend(&c->pp->credit, &c->credit, cost,
-                           ahead < CONN_CREDIT_AHEAD ? ahead : CONN_CREDIT_AHEAD);
+    return csni_pool_spend(&c->pp->credit, &c->credit, cost, c->p->tun.credit_ahead);
 }
 
 /* What c holds of the peer's credit goes back to it (c dies or moves). tx_lock held. */

@@ -108,8 +108,8 @@ static inline bool csni_trylock(csni_lock_t *l)
  * a time once 64 yields have not brought it. */
 static inline void csni_lock_wait(csni_lock_t *l, bool naps)
 {
-    CSNI_LC_ACQUIRE(l, l->rank,
-                    false); /* checked before waiting: a bad order aborts, never hangs */
+    /* Checked before waiting: a bad order aborts, never hangs. */
+    CSNI_LC_ACQUIRE(l, l->rank, false);
     for (unsigned spin = 0; !csni_trylock_raw(l); spin++) {
         if (spin < 64) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -108,6 +108,7 @@ static csn_status proc_tunables(struct csni_tun *tun, const struct csni_boot *b)
     tun->eager_max = v[1];
     tun->unexpected_limit = v[2];
     tun->window = (int64_t)(v[2] / (uint64_t)(b->size > 1 ? b->size - 1 : 1));
+    tun->credit_ahead = tun->window / 64 < (16 << 10) ? tun->window / 64 : (16 << 10);
     tun->max_ops = (unsigned)v[3];
     tun->conn_per_transport = v[4] != 0;
     /* More ranks on our CPUs than CPUs to run them: a pure spin only steals the CPU from

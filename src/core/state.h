@@ -28,6 +28,13 @@ struct csni_tun {
     size_t eager_max;
     size_t unexpected_limit;
     int64_t window; /* eager credit granted to each peer process */
+    /* The most of it the direct small-message path takes at a time into a connection
+     * (core/conn.c): a sixty-fourth of the window, at most 16 KiB (about 140 messages of 8
+     * bytes): one atomic per that many messages instead of one each (a locked instruction
+     * waits for the previous record's line to reach the receiver, BENCHMARKS.md, issue 19),
+     * and little enough that a sender with nothing more to send holds back only a sliver of
+     * the window (another path's message then goes as a rendezvous, which is harmless). */
+    int64_t credit_ahead;
     bool lock_bias; /* CSN_LOCK_BIAS, and the kernel has the barrier (core/bias.c) */
     unsigned max_ops;
     uint64_t spin_ns;

@@ -13,11 +13,6 @@
 #define FRAME_LE64(v) (v)
 #endif
 
-static void frame_put64(uint8_t *p, uint64_t v)
-{
-    v = FRAME_LE64(v);
-    memcpy(p, &v, sizeof v);
-}
 static uint16_t frame_get16(const uint8_t *p)
 {
     uint16_t v;
@@ -44,8 +39,8 @@ void csni_frame_encode(const struct csni_frame *f, uint8_t out[CSNI_FRAME_SIZE])
 
 void csni_frame_set_chunk(uint8_t hdr[CSNI_FRAME_SIZE], uint64_t len, uint64_t offset)
 {
-    frame_put64(hdr + 16, len);
-    frame_put64(hdr + 32, offset);
+    csni_frame_put64(hdr + 16, len);
+    csni_frame_put64(hdr + 32, offset);
 }
 
 int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, struct csni_frame *f,

@@ -66,9 +66,8 @@
 #include "transport/shm/shm.h"
 #include "wire/frame.h"
 
-#define SHM_FRAME_SIZE                                                                             \
-    CSNI_FRAME_SIZE /* a frame header leads every record the fast path writes                      \
-                     */
+/* A frame header leads every record the fast path writes. */
+#define SHM_FRAME_SIZE CSNI_FRAME_SIZE
 #define SHM_LINE 64u
 #define SHM_WRAP UINT64_MAX
 #define SHM_PAD_SHIFT 56 /* header word: pad << SHM_PAD_SHIFT | byte count */
