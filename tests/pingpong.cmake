@@ -172,10 +172,11 @@ if(TARGET csnrun)
   # oversubscribed (every rendezvous pulled, the progress thread polling too).
   pp_window_test(pulled CSN_SHM_EAGER=32K CSN_SHM_PULL=1)
   pp_window_test(oversubscribed CSN_CPU_SHARE=65536)
-  # The defaults: streamed one way, pulled both ways (receives of our own outstanding), with
-  # 64 and 256 KiB rendezvous messages changing from pulled to streamed as a rank's own
-  # receives complete.
+  # The defaults: every rendezvous pulled, split copies from 32 KiB.
   pp_window_test(default)
+  # Streamed one way, pulled both ways (receives of our own outstanding), with 64 and 256 KiB
+  # rendezvous messages changing from pulled to streamed as a rank's own receives complete.
+  pp_window_test(streamed CSN_SHM_EAGER=64K CSN_SHM_PULL_MAX=0)
   # Over sockets: many frames per read, reads that end short (a reader that polls its one
   # socket itself ends its pass there, poll.c), both ways at once.
   pp_window_test(unix CSN_TRANSPORT=unix)

@@ -2,6 +2,7 @@
  * of match.c and wait.c. */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,6 +80,23 @@ csn_status csn_close(csn_transport **tp)
     *tp = NULL;
     csni_tport_unpublish(&p->tab, t); /* before the drain takes t->lock: see tport_find */
     struct csni_op *held = csni_tport_unhold(p, t);
+    /* Receivers that may still read our buffers (pulls) answer first. A peer that neither
+     * answers nor dies within 5 s is left: a read it makes later delivers whatever the buffer
+     * then holds, to it alone. */
+    if (csni_tport_unpull(p, t)) {
+        uint64_t until = csni_now_ns() + 5000000000ull;
+        while (csni_tport_pull_pending(p, t)) {
+            if (csni_now_ns() > until) {
+                fprintf(stderr,
+                        "csn[%d]: close: a receiver has not answered for a message it "
+                        "was to pull after 5 s\n",
+                        p->me);
+                break;
+            }
+            csni_poll(p);
+            sched_yield();
+        }
+    }
     /* Frames of ours still being written point into user buffers: let them finish (a dead
      * peer fails them), so the caller may free its buffers when we return. */
     while (csni_conns_sending(p, t)) {

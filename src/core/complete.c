@@ -66,6 +66,8 @@ void csni_complete(csn_transport *t, struct csni_op *op, csn_status st)
             got = 0;
         if (op->received)
             *op->received = got;
+    } else if (op->pull_asked) {
+        atomic_fetch_sub_explicit(&t->pulled_tx, op->len, memory_order_relaxed);
     }
     op->status = st;
     if (blocking) {

@@ -56,7 +56,12 @@ void csni_debug_open(const struct csni_proc *p)
     }
     if (t->net) {
         char pull[160] = "shm: streamed through the ring";
-        if (p->cma && t->pull_min < CSNI_PULL_NEVER)
+        if (p->cma && t->pull_min < t->pull_max && t->pull_max < CSNI_PULL_NEVER)
+            snprintf(pull, sizeof pull,
+                     "shm: the receiver pulls with process_vm_readv from %zu bytes, streamed "
+                     "through the ring from %zu",
+                     t->pull_min, t->pull_max);
+        else if (p->cma && t->pull_min < t->pull_max)
             snprintf(pull, sizeof pull,
                      "shm: the receiver pulls with process_vm_readv from %zu bytes", t->pull_min);
         if (csni_ofi_on() && csni_ofi_rndv_min())
@@ -121,7 +126,8 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
         return;
     bool shm = strcmp(tp, "shm") == 0;
     size_t eager = shm ? p->tun.shm_eager : p->tun.eager_max;
-    bool pulled = shm && p->cma && len >= p->tun.pull_min; /* as match_send gives its address */
+    bool pulled = shm && p->cma && len >= p->tun.pull_min &&
+                  len < p->tun.pull_max; /* as match_send gives its address */
     const char *how;
     if (rank == p->me)
         how = "copied within this process";

@@ -235,9 +235,13 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
              * while the receiver may have listed that pull for later, and would complete
              * first (test_pingpong_window, 64 KiB both ways, once our receives were done). */
             op->pull_asked = pp->conn->shm && p->cma &&
-                             (op->len >= p->tun.pull_min || asked ||
+                             ((op->len >= p->tun.pull_min && op->len < p->tun.pull_max) || asked ||
                               atomic_load_explicit(&t->large_rx, memory_order_relaxed) > 0);
-            uint64_t pull = op->pull_asked ? (uint64_t)(uintptr_t)op->buf : 0;
+            uint64_t pull = 0;
+            if (op->pull_asked) {
+                pull = (uint64_t)(uintptr_t)op->buf;
+                atomic_fetch_add_explicit(&t->pulled_tx, op->len, memory_order_relaxed);
+            }
             struct csni_frame f = csni_frame_rts(dst, t->tid, op->len, op->token, pull, false);
             csni_frame_encode(&f, op->sr.hdr);
             op->sr.payload = NULL;
@@ -478,28 +482,44 @@ static void match_no_transport(struct csni_conn *c, const struct csni_frame *f,
         csni_rndv_drop_pushed(c, f->len, csni_frame_sender_token(f));
 }
 
-/* The sender closed the transport of a message it pushed (CSNI_RTS_WITHDRAWN): if its RTS
- * still waits here unmatched, the provider's message is taken and dropped (its sender's close
- * waits for that), and the RTS stays as an ordinary one: a receive that takes it asks, and
- * fails as the sender's transport is gone (as over every transport). Matched already, its
- * receive is posted: nothing to do. */
+/* The sender closed the transport of a message it pushed or asked us to pull
+ * (CSNI_RTS_WITHDRAWN): if its RTS still waits here unmatched, the provider's message is taken
+ * and dropped, or the sender's address forgotten and the sender told (GONE: its close waits
+ * for either), and the RTS stays as an ordinary one: a receive that takes it asks, and fails
+ * as the sender's transport is gone (as over every transport). Matched already, its receive
+ * is posted or its pull made or listed: the sender hears of it as usual. */
 static void match_on_withdrawn(struct csni_conn *c, const struct csni_frame *f)
 {
     csn_transport *t = csni_tport_find(&c->p->tab, csni_frame_dst_tport(f)); /* locked */
     uint64_t token = csni_frame_sender_token(f);
     struct csni_unex *u;
-    if (!t)
-        return; /* closed: it dropped the message then (match_no_transport, teardown) */
+    if (!t) {
+        /* Closed or closing: a pushed message was dropped then (match_no_transport,
+         * teardown); a pull is not made any more, or lands in a cancelled receive. The sender
+         * of a pull waits for an answer, maybe in its own close while ours waits for it. */
+        struct csni_frame g = csni_frame_cts(CSNI_CTS_GONE, 0, token, 0);
+        if (c->shm)
+            (void)csni_peer_send_frame(c->pp, &g);
+        return;
+    }
     for (u = t->ux.head; u; u = u->next)
-        if (u->kind == CSNI_UX_RTS && u->pushed && u->pp == c->pp && u->token == token)
+        if (u->kind == CSNI_UX_RTS && (u->pushed || u->raddr) && u->pp == c->pp &&
+            u->token == token)
             break;
+    bool pushed = u && u->pushed, pulled = u && u->raddr;
     struct csni_conn *rc = u ? u->conn : NULL;
     size_t len = u ? u->len : 0;
-    if (u)
+    if (u) {
         u->pushed = false;
+        u->raddr = 0;
+    }
     csni_unlock(&t->lock);
-    if (rc)
+    if (pushed)
         csni_rndv_drop_pushed(rc, len, token);
+    if (pulled) {
+        struct csni_frame g = csni_frame_cts(CSNI_CTS_GONE, 0, token, 0);
+        (void)csni_peer_send_frame(c->pp, &g); /* lost: the sender's wait ends with it */
+    }
 }
 
 /* An unexpected-store entry for the message f from c's peer: who sent it and how long; for an
@@ -703,7 +723,7 @@ void csni_proto_frame(struct csni_conn *c, const struct csni_frame *f, const uin
 {
     switch (f->type) {
     case CSNI_F_RTS:
-        if (csni_frame_rts_kind(f) != CSNI_RTS_ASK && !c->ofi) {
+        if (csni_frame_rts_kind(f) == CSNI_RTS_PUSHED && !c->ofi) {
             csni_conn_fail(c, "pushed request-to-send on a connection without a fabric");
             break;
         }

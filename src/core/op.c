@@ -47,6 +47,7 @@ void csni_op_init(struct csni_op *op, csn_transport *t)
     op->token = 0;
     op->pushed = false;
     op->pull_asked = false;
+    op->split = false;
     op->refused = CSN_OK;
     op->pp = NULL;
     op->sr.next = NULL;

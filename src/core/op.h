@@ -58,6 +58,7 @@ struct csni_op {
     bool blocking;         /* completion is for the blocking caller, never put on the cq */
     bool large;            /* rx: longer than half the shm eager size, counted in t->large_rx */
     bool pull_asked;       /* tx: its RTS gave our address, for the receiver to pull */
+    bool split;            /* rx: pulled in part, waits for the sender's part (CTS SPLIT) */
     csn_status status;     /* CSN_OK, CSN_OVERRUN or CSN_PEER_LOST when done */
     csn_netid peer; /* tx: destination; rx: source filter (CSN_NULL_NETID = any), then sender */
     void *buf;

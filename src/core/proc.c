@@ -167,7 +167,7 @@ static csn_status proc_key(struct csni_proc *p)
 static csn_status proc_net_tunables(struct csni_proc *p)
 {
     struct csni_tun *tun = &p->tun;
-    uint64_t v[8];
+    uint64_t v[9];
     csn_status rv;
     const char *tr = getenv("CSN_TRANSPORT");
     if (!tr || !*tr)
@@ -193,14 +193,17 @@ static csn_status proc_net_tunables(struct csni_proc *p)
     }
     if ((rv = proc_env_bytes("CSN_SHM_RING", 256u << 10, 4096, (uint64_t)1 << 40, &v[0])) !=
             CSN_OK ||
-        (rv = proc_env_bytes("CSN_SHM_EAGER", 65536, 0, 1u << 20, &v[1])) != CSN_OK ||
-        (rv = proc_env_bytes("CSN_SHM_SPLIT", 8u << 20, 0, (uint64_t)1 << 48, &v[2])) != CSN_OK ||
+        (rv = proc_env_bytes("CSN_SHM_EAGER", tun->oversubscribed ? 65536 : 4096, 0, 1u << 20,
+                             &v[1])) != CSN_OK ||
+        (rv = proc_env_bytes("CSN_SHM_SPLIT", tun->oversubscribed ? 8u << 20 : 32768, 0,
+                             (uint64_t)1 << 48, &v[2])) != CSN_OK ||
         (rv = proc_env_bytes("CSN_TCP_NOTSENT", 128u << 10, 0, 1u << 30, &v[3])) != CSN_OK ||
         (rv = proc_env_u64("CSN_CMA", 1, 0, 1, &v[4])) != CSN_OK ||
         (rv = proc_env_u64("CSN_TCP_HOLD_US", 1000, 0, 1000000, &v[5])) != CSN_OK ||
         (rv = proc_env_u64("CSN_SHM_MEMBARRIER", !tun->oversubscribed, 0, 1, &v[6])) != CSN_OK ||
-        (rv = proc_env_bytes("CSN_SHM_PULL", tun->oversubscribed ? 0 : CSNI_PULL_NEVER, 0,
-                             CSNI_PULL_NEVER, &v[7])) != CSN_OK)
+        (rv = proc_env_bytes("CSN_SHM_PULL", 0, 0, CSNI_PULL_NEVER, &v[7])) != CSN_OK ||
+        (rv = proc_env_bytes("CSN_SHM_PULL_MAX", CSNI_PULL_NEVER, 0, CSNI_PULL_NEVER, &v[8])) !=
+            CSN_OK)
         return rv;
     if ((v[0] & (v[0] - 1)) != 0) {
         fprintf(stderr, "csn: CSN_SHM_RING=%llu: expected a power of two from 4096\n",
@@ -209,14 +212,21 @@ static csn_status proc_net_tunables(struct csni_proc *p)
     }
     tun->shm_ring = v[0];
     tun->shm_eager = v[1] > tun->eager_max ? tun->eager_max : v[1];
-    tun->shm_half_eager = tun->shm_eager / 2;
+    /* Not below 4 KiB: both ways at once, two copies of a message that small beat a pull's
+     * system call (4 KiB eager 12.3 GB/s against 6.7 pulled, BENCHMARKS.md, issue 19). */
+    tun->shm_half_eager = tun->shm_eager / 2 >= 4096 ? tun->shm_eager / 2 : tun->shm_eager;
     tun->split_min = v[2];
-    /* Where every rank has a CPU, a rendezvous streams through the ring: the sender copies
-     * in while the receiver copies out, two CPUs at once, and a waiter whose polls move data
-     * keeps spinning. That was 1.5-2x the latency and bandwidth of the single-copy pull from
-     * 128 KiB to 64 MiB (process_vm_readv reached 4.5-5.9 GB/s here, the ring 7.4-11 GB/s;
-     * BENCHMARKS.md, issue 19). Where ranks share CPUs, one copy is half the CPU time. */
+    /* Every rendezvous is pulled by the receiver, and where every rank has a CPU, from 32 KiB
+     * on, copied by both processes at once (the receiver pulls the first half, the sender
+     * writes the second), with the eager size 4 KiB: one copy of each byte, by two CPUs. On
+     * this project's Intel Xeon machine that was 0.57-0.6x the half round trip of the stream
+     * through the ring from 64 KiB to 16 MiB, 1.5-2.5x its one-way bandwidth from 64 KiB to 64
+     * MiB, and 0.5-0.9x Open MPI's latency from 8 KiB to 16 MiB (BENCHMARKS.md, issue 19;
+     * streamed, 64 MiB has 0.65x the half round trip, CSN_SHM_PULL_MAX). Where ranks share
+     * CPUs, one copy is half the CPU time, and a half for the sender waits for its turn on
+     * the CPU: pulled whole, eager up to 64 KiB, split from 8 MiB as before. */
     tun->pull_min = v[7];
+    tun->pull_max = v[8];
     tun->tcp_notsent = v[3];
     tun->tcp_hold_us = v[5];
     /* Off by default where ranks outnumber CPUs: there nearly every wait sleeps, and a sleep's

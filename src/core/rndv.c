@@ -20,12 +20,24 @@ static bool rndv_peer_pulling(struct csni_peer *pp)
     return busy;
 }
 
+/* Whether a pull (split: in part) of pp's message completes no receive of pp's before one
+ * that waits for its data (a stream's, or a split's sender part). */
+static bool rndv_may_pull(struct csni_peer *pp, bool split)
+{
+    bool ok = true;
+    csni_lock(&pp->lock);
+    for (const struct csni_op *o = pp->wait_data.head; o && ok; o = o->next)
+        ok = split && o->split;
+    csni_unlock(&pp->lock);
+    return ok;
+}
+
 bool csni_rndv_pulls(struct csni_peer *pp, size_t len)
 {
     struct csni_proc *p = csni_p;
     if (!p->cma)
         return false;
-    if (len >= p->tun.pull_min)
+    if (len >= p->tun.pull_min && len < p->tun.pull_max)
         return true;
     csni_lock(&pp->lock);
     bool streaming = pp->wait_data.head != NULL;
@@ -40,8 +52,14 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
     struct csni_peer *pp = op->pp;
     size_t n = csni_op_deliver(op), mine = n;
     csn_status st = CSN_OK;
-    if (split && p->tun.split_min && n >= p->tun.split_min && !p->tun.conn_per_transport &&
-        !rndv_peer_pulling(pp)) {
+    split = split && p->tun.split_min && n >= p->tun.split_min && !p->tun.conn_per_transport &&
+            !rndv_peer_pulling(pp);
+    /* Behind a receive of pp's that waits for its data, this one would complete first:
+     * streamed instead (the caller answers CTS), except a split behind splits only (their
+     * notes come in the order of our CTSs; a stream's data may be overtaken by a note). */
+    if (!rndv_may_pull(pp, split))
+        return false;
+    if (split) {
         struct csni_frame g = csni_frame_cts_split(n, sender_token, op->token, (uintptr_t)op->buf);
         if (csni_peer_send_frame(pp, &g))
             mine = (size_t)csni_split_at(n);
@@ -76,6 +94,7 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
         } else {
             /* Listed only now, the copy done: the PUSHED note comes on the connection whose
              * reader lock our caller holds, so it cannot be read before this. */
+            op->split = true;
             csni_oplist_push(&pp->wait_data, op);
             csni_conn_send(pp->conn, &op->sr);
         }

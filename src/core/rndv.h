@@ -25,7 +25,8 @@ void csni_rndv_drop_pushed(struct csni_conn *rc, size_t len, uint64_t sender_tok
 struct csni_peer;
 /* Whether the receiver pulls a rendezvous message of len bytes from pp whose RTS carries the
  * sender's address, rather than answer CTS and have it streamed through the ring. The sender
- * gives its address from CSN_SHM_PULL's size on (every message where ranks outnumber CPUs),
+ * gives its address from CSN_SHM_PULL's size on and below CSN_SHM_PULL_MAX's (every message
+ * where ranks outnumber CPUs),
  * and for any rendezvous while it has large receives posted itself: both ways at once, where
  * the stream has each CPU copy twice per pair of messages (ours in, the peer's out) and halves
  * when the two CPUs share no cache, while two pulls copy once each, side by side (BENCHMARKS.md,
@@ -36,7 +37,9 @@ bool csni_rndv_pulls(struct csni_peer *pp, size_t len);
 /* Copies the message straight from the sender's memory (pid, raddr), then tells the sender
  * (CTS PULLED). split (the receive was posted before the RTS, read under its connection's
  * reader lock, and large): the sender is asked to write the second part itself. No transport
- * or peer lock held. False when the kernel refuses (fall back to csni_rndv_send_cts). */
+ * or peer lock held. False when the kernel refuses, or when it would complete before a
+ * receive of pp's that waits for its data (a stream's, or a split's sender part): the caller
+ * falls back to csni_rndv_send_cts. */
 bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
                     bool split);
 /* A non-blocking receive matched the unexpected RTS u (taken off its transport's list) whose

@@ -57,7 +57,8 @@ struct csni_tun {
      * a pulled rendezvous both ways at once, so csni_tx_now leaves them to match_send. */
     size_t shm_half_eager;
     size_t split_min;     /* rendezvous at least this long: both sides copy (0: never) */
-    size_t pull_min;      /* shm rendezvous at least this long: the receiver pulls it */
+    size_t pull_min;      /* shm rendezvous at least this long: the receiver pulls it ... */
+    size_t pull_max;      /* ... if shorter than this (CSNI_PULL_NEVER: no limit) */
     size_t tcp_notsent;   /* TCP_NOTSENT_LOWAT of data sockets (0: the kernel's) */
     uint64_t tcp_hold_us; /* ... and at most this long at the path's rate, if more (0: fixed) */
 };

@@ -187,6 +187,61 @@ struct csni_op *csni_tport_unhold(struct csni_proc *p, csn_transport *t)
     return held;
 }
 
+/* Whether an op of t that asked pp to pull it is unanswered (pp's lock held). */
+static bool teardown_pull_pending(const struct csni_peer *pp, const csn_transport *t)
+{
+    for (const struct csni_op *op = pp->wait_cts.head; op; op = op->next)
+        if (op->t == t && op->pull_asked)
+            return true;
+    return false;
+}
+
+bool csni_tport_unpull(struct csni_proc *p, csn_transport *t)
+{
+    if (atomic_load_explicit(&t->pulled_tx, memory_order_relaxed) == 0)
+        return false; /* none asked to be pulled */
+    csni_mutex_lock(&p->peers.lock);
+    struct csni_peer *peers = p->peers.list;
+    csni_mutex_unlock(&p->peers.lock);
+    bool any = false;
+    for (struct csni_peer *pp = peers; pp; pp = pp->next) {
+        /* One at a time in token order, each sent without the peer lock (sending takes it). */
+        for (uint64_t after = 0;;) {
+            const struct csni_op *next = NULL;
+            uint32_t dst = 0;
+            csni_lock(&pp->lock);
+            for (const struct csni_op *op = pp->wait_cts.head; op && !pp->lost; op = op->next)
+                if (op->t == t && op->pull_asked && op->token > after &&
+                    (!next || op->token < next->token))
+                    next = op;
+            if (next) {
+                after = next->token;
+                dst = csni_netid_tid(next->peer);
+            }
+            csni_unlock(&pp->lock);
+            if (!next)
+                break;
+            struct csni_frame w = csni_frame_rts_withdrawn(dst, t->tid, after);
+            any |= csni_peer_send_frame(pp, &w); /* lost: so is the peer */
+        }
+    }
+    return any;
+}
+
+bool csni_tport_pull_pending(struct csni_proc *p, csn_transport *t)
+{
+    csni_mutex_lock(&p->peers.lock);
+    struct csni_peer *peers = p->peers.list;
+    csni_mutex_unlock(&p->peers.lock);
+    bool pending = false;
+    for (struct csni_peer *pp = peers; pp && !pending; pp = pp->next) {
+        csni_lock(&pp->lock);
+        pending = !pp->lost && teardown_pull_pending(pp, t);
+        csni_unlock(&pp->lock);
+    }
+    return pending;
+}
+
 /* How long a closing transport waits for the fabric provider to give back its buffers. */
 #define TEARDOWN_FABRIC_NS (5 * 1000000000ull)
 

@@ -22,6 +22,13 @@ void csni_peer_tport_gone(struct csni_proc *p, struct csni_peer *pp, uint32_t ti
  * their way: withdraws t's transmits held for a peer's answer (rtids.c), waits for those an
  * answer is sending, and returns the withdrawn ones for csni_tport_drain. */
 struct csni_op *csni_tport_unhold(struct csni_proc *p, csn_transport *t);
+/* Then: t's transmits whose RTS gave a receiver over shared memory their buffer's address
+ * (it may read that memory until it answers) are withdrawn (CSNI_RTS_WITHDRAWN: a receiver
+ * that has not matched one forgets the address and answers GONE); true if any was. The
+ * caller polls until csni_tport_pull_pending says each is answered or its peer lost. No lock
+ * held. */
+bool csni_tport_unpull(struct csni_proc *p, csn_transport *t);
+bool csni_tport_pull_pending(struct csni_proc *p, csn_transport *t);
 /* Then: cancel and hand back everything of t, held (from csni_tport_unhold) too. */
 void csni_tport_drain(struct csni_proc *p, csn_transport *t, struct csni_op *held);
 

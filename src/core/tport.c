@@ -64,6 +64,7 @@ csn_status csni_tport_create(struct csni_table *tab, int me, csn_transport **out
     t->id = csni_netid_make(me, tid);
     t->posted.head = t->posted.tail = NULL;
     atomic_store_explicit(&t->large_rx, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->pulled_tx, 0, memory_order_relaxed);
     t->cq.head = t->cq.tail = NULL;
     t->ux.head = t->ux.tail = NULL;
     t->nops = 0;

@@ -44,6 +44,9 @@ struct csn_transport {
      * are, a message of that size we send over shm is a rendezvous that asks to be pulled
      * (core/match.c: match_pulled_both_ways, csni_rndv_pulls). */
     _Atomic unsigned large_rx;
+    /* Bytes of our transmits whose RTS asked the receiver to pull them, not yet complete: a
+     * wait for any completion spins while the receiver copies them (core/wait.c). */
+    _Atomic uint64_t pulled_tx;
 };
 
 /* Transports by id. Readers look without a lock (csni_tport_find): slots and the array pointer

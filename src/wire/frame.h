@@ -62,8 +62,10 @@ enum csni_frame_type {
  * provider already, tagged with its token (cookie); the receiver posts its receive with that
  * tag once it matches, and answers nothing: the provider's completions end both sides.
  * WITHDRAWN (len 0): the sender's transport closed before the receiver matched the pushed
- * message with this token; the receiver takes the payload into memory of its own and drops
- * it, and keeps the RTS as an ordinary one (a receive that takes it asks, and fails). */
+ * message with this token, or the message whose RTS gave its address for a pull (over shared
+ * memory); the receiver takes a pushed payload into memory of its own and drops it, or
+ * forgets the address and answers CTS GONE, and keeps the RTS as an ordinary one (a receive
+ * that takes it asks, and fails). */
 enum { CSNI_RTS_ASK = 0, CSNI_RTS_PUSHED = 1, CSNI_RTS_WITHDRAWN = 2 };
 enum {
     CSNI_CTS_OK = 0,

@@ -21,7 +21,7 @@ run CSN_DEBUG=1 || fail "hello with CSN_DEBUG=1 failed"
 for r in 0 1; do
     has "^csn\[$r pid [0-9]*\]: CSN_DEBUG=1: rank $r of 2 on host"
     has "^csn\[$r pid [0-9]*\]: transports: within this host shm; between hosts none"
-    has "^csn\[$r pid [0-9]*\]: protocols: eager up to 65536 bytes over shm"
+    has "^csn\[$r pid [0-9]*\]: protocols: eager up to 4096 bytes over shm"
     has "^csn\[$r pid [0-9]*\]: waiting: "
 done
 hasnt 'peer rank'
@@ -34,10 +34,15 @@ per=$((1024 / ncpu))
 if [ "$per" -le 50 ]; then nap=100; elif [ "$per" -ge 1000 ]; then nap=2000; else nap=$((2 * per)); fi
 run CSN_DEBUG=1 CSN_CPU_SHARE=1024 || fail "hello with CSN_CPU_SHARE=1024 failed"
 has "^csn\[0 pid [0-9]*\]: waiting: .*1024 ranks share our $ncpu CPUs.*naps up to $nap ms$"
-# More ranks than CPUs: a rendezvous over shm is pulled (one copy); else it streams.
-has "^csn\[0 pid [0-9]*\]: protocols: .*the receiver pulls with process_vm_readv from 0 bytes"
+# A rendezvous over shm is pulled (one copy); more ranks than CPUs: eager up to 64 KiB, split
+# copies from 8 MiB; else eager up to 4 KiB, split from 32 KiB. CSN_SHM_PULL_MAX: streamed.
+has "^csn\[0 pid [0-9]*\]: protocols: eager up to 65536 bytes over shm.*the receiver pulls with process_vm_readv from 0 bytes); split copies (both sides copy) from 8388608 bytes"
 run CSN_DEBUG=1 CSN_CPU_SHARE=1 || fail "hello with CSN_CPU_SHARE=1 failed"
+has "^csn\[0 pid [0-9]*\]: protocols: eager up to 4096 bytes over shm.*the receiver pulls with process_vm_readv from 0 bytes); split copies (both sides copy) from 32768 bytes"
+run CSN_DEBUG=1 CSN_SHM_PULL_MAX=0 || fail "hello with CSN_SHM_PULL_MAX=0 failed"
 has "^csn\[0 pid [0-9]*\]: protocols: .*(shm: streamed through the ring)"
+run CSN_DEBUG=1 CSN_SHM_PULL_MAX=1M || fail "hello with CSN_SHM_PULL_MAX=1M failed"
+has "^csn\[0 pid [0-9]*\]: protocols: .*pulls with process_vm_readv from 0 bytes, streamed through the ring from 1048576"
 run CSN_DEBUG=1 CSN_CPU_SHARE=1024 CSN_NAP_MS=7 || fail "hello with CSN_NAP_MS=7 failed"
 has "^csn\[0 pid [0-9]*\]: waiting: .*naps up to 7 ms$"
 # Biased locks: on by default where the kernel has the barrier, off with CSN_LOCK_BIAS=0.
