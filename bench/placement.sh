@@ -4,7 +4,7 @@
 #
 # usage: bench/placement.sh [--rounds N] [--sizes LIST] [--test LIST] [--far US] CONFIG...
 #   CONFIG: NAME=BUILD_DIR[,VAR=VALUE...]  csn's pingpong of that build under its csnrun, with
-#           those variables set (e.g. pull=build,CSN_SHM_PULL=0), or
+#           those variables set (e.g. stream=build,CSN_SHM_PULL_MAX=0), or
 #           NAME=mpi:BUILD_DIR              that build's pingpong-mpi under mpirun.openmpi.
 #   --rounds N    rounds (default 6); each runs every CONFIG once, in the order given
 #   --sizes LIST  pingpong --sizes (default 256K,1M,4M,16M)

@@ -12,7 +12,7 @@ for args in "--rounds 0 a=$build" "--far x a=$build" "a=/nonexistent" "notaconfi
     [ "$st" = 2 ] || fail "'$args' exited $st, not 2"
     [ "$(echo "$err" | wc -l)" = 1 ] || fail "'$args' printed more than one line: $err"
 done
-configs="stream=$build pull=$build,CSN_SHM_PULL=0"
+configs="stream=$build,CSN_SHM_PULL_MAX=0 pull=$build"
 mpi=1
 command -v mpirun.openmpi >/dev/null && [ -x "$build/bench/pingpong/pingpong-mpi" ] || mpi=0
 [ "${PLACEMENT_NO_MPI:-0}" = 1 ] && mpi=0
