@@ -226,7 +226,7 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
             size_t len = u->len;
             csni_unex_free(&p->store, u);
             bool pulled =
-                csni_rndv_pulls(op->pp, len) && csni_rndv_pull(op, pid, raddr, token, false);
+                csni_rndv_pulls(op->pp, len) && csni_rndv_pull(op, pid, raddr, token, true);
             csni_conn_rx_unlock(c);
             if (!pulled) {
                 csni_lock(&owner->lock);

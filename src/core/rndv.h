@@ -35,9 +35,9 @@ struct csni_peer;
  * the transport's may be held, core/lock.h). */
 bool csni_rndv_pulls(struct csni_peer *pp, size_t len);
 /* Copies the message straight from the sender's memory (pid, raddr), then tells the sender
- * (CTS PULLED). split (the receive was posted before the RTS, read under its connection's
- * reader lock, and large): the sender is asked to write the second part itself. No transport
- * or peer lock held. False when the kernel refuses, or when it would complete before a
+ * (CTS PULLED). split (the caller holds the reader lock of the connection the RTS came on,
+ * which the sender's note that ends a split comes on too): from CSN_SHM_SPLIT's size on the
+ * sender is asked to write the second part itself. No transport or peer lock held. False when the kernel refuses, or when it would complete before a
  * receive of pp's that waits for its data (a stream's, or a split's sender part): the caller
  * falls back to csni_rndv_send_cts. */
 bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
