@@ -221,10 +221,11 @@ static csn_status proc_net_tunables(struct csni_proc *p)
      * writes the second), with the eager size 4 KiB: one copy of each byte, by two CPUs. On
      * this project's Intel Xeon machine that was 0.57-0.6x the half round trip of the stream
      * through the ring from 64 KiB to 16 MiB, 1.5-2.5x its one-way bandwidth from 64 KiB to 64
-     * MiB, and 0.5-0.9x Open MPI's latency from 8 KiB to 16 MiB (BENCHMARKS.md, issue 19;
-     * streamed, 64 MiB has 0.65x the half round trip, CSN_SHM_PULL_MAX). Where ranks share
-     * CPUs, one copy is half the CPU time, and a half for the sender waits for its turn on
-     * the CPU: pulled whole, eager up to 64 KiB, split from 8 MiB as before. */
+     * MiB, and 0.43-0.88x Open MPI's latency from 8 KiB to 64 MiB (BENCHMARKS.md, issue 19;
+     * CSN_SHM_PULL_MAX streams from a size on). Where ranks share CPUs, one copy is half the
+     * CPU time, and a half for the sender waits for its turn on the CPU: pulled whole, eager
+     * up to 64 KiB, split from 8 MiB as before (4 KiB eager and split from 32 KiB: nettest's
+     * cells 0.82x, BENCHMARKS.md). */
     tun->pull_min = v[7];
     tun->pull_max = v[8];
     tun->tcp_notsent = v[3];
