@@ -9,25 +9,20 @@
 #include "transport/ofi/ofi.h"
 #include "transport/shm/cma.h"
 
-/* Whether the peer has a transfer of ours to pull: then its CPU is busy copying already, and
- * asking it to write half of this message as well makes the two transfers take turns instead
- * of running side by side (both ways at once, bench/shm-vs-mpi.sh). */
-static bool rndv_peer_pulling(struct csni_peer *pp)
-{
-    csni_lock(&pp->lock);
-    bool busy = pp->wait_cts.head != NULL;
-    csni_unlock(&pp->lock);
-    return busy;
-}
-
-/* Whether a pull (split: in part) of pp's message completes no receive of pp's before one
- * that waits for its data (a stream's, or a split's sender part). */
-static bool rndv_may_pull(struct csni_peer *pp, bool split)
+/* Whether a pull of pp's message may be made now, and *split whether in part. Not split while
+ * pp has a transfer of ours to pull: its CPU is busy copying already, and asking it to write
+ * half of this message as well makes the two transfers take turns instead of running side by
+ * side (both ways at once, bench/shm-vs-mpi.sh). Not made behind a receive of pp's that waits
+ * for its data, which it would complete before (streamed instead: the caller answers CTS),
+ * except a split behind splits only: their notes come in the order of our CTSs, while a
+ * stream's data may be overtaken by a note. */
+static bool rndv_may_pull(struct csni_peer *pp, bool *split)
 {
     bool ok = true;
     csni_lock(&pp->lock);
+    *split = *split && pp->wait_cts.head == NULL;
     for (const struct csni_op *o = pp->wait_data.head; o && ok; o = o->next)
-        ok = split && o->split;
+        ok = *split && o->split;
     csni_unlock(&pp->lock);
     return ok;
 }
@@ -52,12 +47,8 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
     struct csni_peer *pp = op->pp;
     size_t n = csni_op_deliver(op), mine = n;
     csn_status st = CSN_OK;
-    split = split && p->tun.split_min && n >= p->tun.split_min && !p->tun.conn_per_transport &&
-            !rndv_peer_pulling(pp);
-    /* Behind a receive of pp's that waits for its data, this one would complete first:
-     * streamed instead (the caller answers CTS), except a split behind splits only (their
-     * notes come in the order of our CTSs; a stream's data may be overtaken by a note). */
-    if (!rndv_may_pull(pp, split))
+    split = split && p->tun.split_min && n >= p->tun.split_min && !p->tun.conn_per_transport;
+    if (!rndv_may_pull(pp, &split))
         return false;
     if (split) {
         struct csni_frame g = csni_frame_cts_split(n, sender_token, op->token, (uintptr_t)op->buf);
@@ -65,8 +56,6 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
             mine = (size_t)csni_split_at(n);
         else
             split = false; /* lost or no memory: pull it all */
-    } else {
-        split = false;
     }
     bool busy = csni_busy_begin(p);
     int e = csni_cma_copy(pid, op->buf, raddr, mine, false);
