@@ -230,7 +230,7 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
         if (lanes || !(sr = match_push(pp, op, dst))) {
             /* Over shared memory the receiver may pull the message itself: from CSN_SHM_PULL
              * bytes on, and any rendezvous while large receives of ours are outstanding (both
-             * ways at once: csni_rndv_pulls), or while one we sent asking to be pulled is
+             * ways at once: csni_rndv_pull), or while one we sent asking to be pulled is
              * unanswered: a rendezvous without the address behind it is streamed at once,
              * while the receiver may have listed that pull for later, and would complete
              * first (test_pingpong_window, 64 KiB both ways, once our receives were done). */
@@ -392,7 +392,7 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
             csni_rndv_defer_pull(p, u, op);
             return CSN_OK;
         }
-        if (u->raddr && csni_rndv_pulls(u->pp, u->len)) {
+        if (u->raddr) {
             pid_t pid = u->pid;
             uint64_t raddr = u->raddr, token = u->token;
             struct csni_conn *rc = u->conn;
@@ -496,34 +496,28 @@ static void match_on_withdrawn(struct csni_conn *c, const struct csni_frame *f)
 {
     csn_transport *t = csni_tport_find(&c->p->tab, csni_frame_dst_tport(f)); /* locked */
     uint64_t token = csni_frame_sender_token(f);
-    struct csni_unex *u;
-    if (!t) {
-        /* Closed or closing: a pushed message was dropped then (match_no_transport,
-         * teardown); a pull is not made any more, or lands in a cancelled receive. The sender
-         * of a pull waits for an answer, maybe in its own close while ours waits for it. */
-        struct csni_frame g = csni_frame_cts(CSNI_CTS_GONE, 0, token, 0);
-        if (c->shm)
-            (void)csni_peer_send_frame(c->pp, &g);
-        return;
-    }
-    for (u = t->ux.head; u; u = u->next)
+    struct csni_unex *u = NULL;
+    for (u = t ? t->ux.head : NULL; u; u = u->next)
         if (u->kind == CSNI_UX_RTS && (u->pushed || u->raddr) && u->pp == c->pp &&
             u->token == token)
             break;
-    bool pushed = u && u->pushed, pulled = u && u->raddr;
+    /* No t: closed or closing. A pushed message was dropped then (match_no_transport,
+     * teardown); a pull is not made any more, or lands in a cancelled receive; its sender
+     * waits for an answer, maybe in its own close while ours waits for it. */
+    bool pushed = u && u->pushed, answer = t ? u && u->raddr : c->shm != NULL;
     struct csni_conn *rc = u ? u->conn : NULL;
     size_t len = u ? u->len : 0;
     if (u) {
         u->pushed = false;
         u->raddr = 0;
     }
-    csni_unlock(&t->lock);
+    if (t)
+        csni_unlock(&t->lock);
     if (pushed)
         csni_rndv_drop_pushed(rc, len, token);
-    if (pulled) {
-        struct csni_frame g = csni_frame_cts(CSNI_CTS_GONE, 0, token, 0);
+    struct csni_frame g = csni_frame_cts(CSNI_CTS_GONE, 0, token, 0);
+    if (answer)
         (void)csni_peer_send_frame(c->pp, &g); /* lost: the sender's wait ends with it */
-    }
 }
 
 /* An unexpected-store entry for the message f from c's peer: who sent it and how long; for an
@@ -602,13 +596,10 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
             return;
         /* Pulled under the reader lock, as the seed receives "the remaining packets directly
          * to the user's buffer" before unlocking the device. */
-        if (csni_rndv_pulls(c->pp, f->len)) {
-            csni_unlock(&t->lock);
-            if (csni_rndv_pull(op, csni_shm_peer_pid(c->shm), pull, csni_frame_sender_token(f),
-                               true))
-                return;
-            csni_lock(&t->lock);
-        }
+        csni_unlock(&t->lock);
+        if (csni_rndv_pull(op, csni_shm_peer_pid(c->shm), pull, csni_frame_sender_token(f), true))
+            return;
+        csni_lock(&t->lock);
     }
     bool ok = csni_rndv_send_cts(op, csni_frame_sender_token(f), c,
                                  csni_frame_rts_kind(f) == CSNI_RTS_PUSHED);

@@ -27,19 +27,6 @@ static bool rndv_may_pull(struct csni_peer *pp, bool *split)
     return ok;
 }
 
-bool csni_rndv_pulls(struct csni_peer *pp, size_t len)
-{
-    struct csni_proc *p = csni_p;
-    if (!p->cma)
-        return false;
-    if (len >= p->tun.pull_min && len < p->tun.pull_max)
-        return true;
-    csni_lock(&pp->lock);
-    bool streaming = pp->wait_data.head != NULL;
-    csni_unlock(&pp->lock);
-    return !streaming;
-}
-
 bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
                     bool split)
 {
@@ -47,6 +34,8 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
     struct csni_peer *pp = op->pp;
     size_t n = csni_op_deliver(op), mine = n;
     csn_status st = CSN_OK;
+    if (!p->cma)
+        return false;
     split = split && p->tun.split_min && n >= p->tun.split_min && !p->tun.conn_per_transport;
     if (!rndv_may_pull(pp, &split))
         return false;
@@ -212,10 +201,8 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
              * sender's messages (all on its one sending connection) never run at once, even
              * into one buffer a program gave several receives (as osu_bw does). */
             struct csni_conn *c = u->conn;
-            size_t len = u->len;
             csni_unex_free(&p->store, u);
-            bool pulled =
-                csni_rndv_pulls(op->pp, len) && csni_rndv_pull(op, pid, raddr, token, true);
+            bool pulled = csni_rndv_pull(op, pid, raddr, token, true);
             csni_conn_rx_unlock(c);
             if (!pulled) {
                 csni_lock(&owner->lock);

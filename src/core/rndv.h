@@ -22,24 +22,17 @@ bool csni_rndv_send_cts(struct csni_op *op, uint64_t sender_token, struct csni_c
  * rc: taken into memory of our own and dropped, so that its sender's provider lets go of the
  * buffer (rc fails when memory is short). No transport or peer lock held. */
 void csni_rndv_drop_pushed(struct csni_conn *rc, size_t len, uint64_t sender_token);
-struct csni_peer;
-/* Whether the receiver pulls a rendezvous message of len bytes from pp whose RTS carries the
- * sender's address, rather than answer CTS and have it streamed through the ring. The sender
- * gives its address from CSN_SHM_PULL's size on and below CSN_SHM_PULL_MAX's (every message
- * where ranks outnumber CPUs),
- * and for any rendezvous while it has large receives posted itself: both ways at once, where
- * the stream has each CPU copy twice per pair of messages (ours in, the peer's out) and halves
- * when the two CPUs share no cache, while two pulls copy once each, side by side (BENCHMARKS.md,
- * issue 19). Below CSN_SHM_PULL's size a message is still streamed while one of pp's streams to
- * us is under way: pulled, it would complete before that one. Takes pp's lock (the reader's and
- * the transport's may be held, core/lock.h). */
-bool csni_rndv_pulls(struct csni_peer *pp, size_t len);
-/* Copies the message straight from the sender's memory (pid, raddr), then tells the sender
- * (CTS PULLED). split (the caller holds the reader lock of the connection the RTS came on,
- * which the sender's note that ends a split comes on too): from CSN_SHM_SPLIT's size on the
- * sender is asked to write the second part itself. No transport or peer lock held. False when the kernel refuses, or when it would complete before a
- * receive of pp's that waits for its data (a stream's, or a split's sender part): the caller
- * falls back to csni_rndv_send_cts. */
+/* Copies the message straight from the sender's memory (pid, raddr), whose RTS gave its
+ * address, then tells the sender (CTS PULLED). The sender gives its address from
+ * CSN_SHM_PULL's size on and below CSN_SHM_PULL_MAX's, and for any rendezvous while it has
+ * large receives posted itself: both ways at once, where the stream has each CPU copy twice
+ * per pair of messages (ours in, the peer's out) and halves when the two CPUs share no cache,
+ * while two pulls copy once each, side by side (BENCHMARKS.md, issue 19). split (the caller
+ * holds the reader lock of the connection the RTS came on, which the sender's note that ends a
+ * split comes on too): from CSN_SHM_SPLIT's size on the sender is asked to write the second
+ * part itself. No transport or peer lock held. False when pulls are off (CSN_CMA=0, or the
+ * kernel refused), or when it would complete before a receive of pp's that waits for its data
+ * (a stream's, or a split's sender part): the caller falls back to csni_rndv_send_cts. */
 bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
                     bool split);
 /* A non-blocking receive matched the unexpected RTS u (taken off its transport's list) whose

@@ -205,25 +205,21 @@ bool csni_tport_unpull(struct csni_proc *p, csn_transport *t)
     csni_mutex_unlock(&p->peers.lock);
     bool any = false;
     for (struct csni_peer *pp = peers; pp; pp = pp->next) {
-        /* One at a time in token order, each sent without the peer lock (sending takes it). */
-        for (uint64_t after = 0;;) {
-            const struct csni_op *next = NULL;
-            uint32_t dst = 0;
-            csni_lock(&pp->lock);
-            for (const struct csni_op *op = pp->wait_cts.head; op && !pp->lost; op = op->next)
-                if (op->t == t && op->pull_asked && op->token > after &&
-                    (!next || op->token < next->token))
-                    next = op;
-            if (next) {
-                after = next->token;
-                dst = csni_netid_tid(next->peer);
-            }
-            csni_unlock(&pp->lock);
-            if (!next)
-                break;
-            struct csni_frame w = csni_frame_rts_withdrawn(dst, t->tid, after);
-            any |= csni_peer_send_frame(pp, &w); /* lost: so is the peer */
+        /* Requests with no op may be sent under the peer lock (core/conn.h). One short of
+         * memory stays unanswered: close waits its 5 s for it. */
+        csni_lock(&pp->lock);
+        for (const struct csni_op *op = pp->wait_cts.head; op && pp->conn && !pp->lost;
+             op = op->next) {
+            if (op->t != t || !op->pull_asked)
+                continue;
+            struct csni_frame w =
+                csni_frame_rts_withdrawn(csni_netid_tid(op->peer), t->tid, op->token);
+            struct csni_sendreq *sr = csni_sendreq_new(&w);
+            if (sr)
+                csni_conn_send(pp->conn, sr);
+            any = true;
         }
+        csni_unlock(&pp->lock);
     }
     return any;
 }

@@ -42,7 +42,7 @@ struct csn_transport {
     _Atomic unsigned pulling; /* deferred pulls into this transport's buffers under way */
     /* Receives longer than half the shm eager size posted and not yet complete: while there
      * are, a message of that size we send over shm is a rendezvous that asks to be pulled
-     * (core/match.c: match_pulled_both_ways, csni_rndv_pulls). */
+     * (core/match.c: match_pulled_both_ways, csni_rndv_pull). */
     _Atomic unsigned large_rx;
     /* Bytes of our transmits whose RTS asked the receiver to pull them, not yet complete: a
      * wait for any completion spins while the receiver copies them (core/wait.c). */
