@@ -202,13 +202,15 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
              * into one buffer a program gave several receives (as osu_bw does). */
             struct csni_conn *c = u->conn;
             csni_unex_free(&p->store, u);
-            bool pulled = csni_rndv_pull(op, pid, raddr, token, true);
-            csni_conn_rx_unlock(c);
-            if (!pulled) {
+            /* Not pulled: streamed, its CTS sent before the reader lock goes. A pull of the
+             * next message taken in between would not see this receive waiting for data and
+             * could complete before it (test_pingpong_window both ways, under TSan). */
+            if (!csni_rndv_pull(op, pid, raddr, token, true)) {
                 csni_lock(&owner->lock);
-                csni_rndv_send_cts(op, token, c, false);
+                (void)csni_rndv_send_cts(op, token, c, false); /* not pushed: always true */
                 csni_unlock(&owner->lock);
             }
+            csni_conn_rx_unlock(c);
             atomic_fetch_sub(&owner->pulling, 1);
             any = true;
         }
