@@ -4,8 +4,9 @@
 # usage: bench/shm-vs-mpi.sh [--build DIR] [--rounds N] [--reuse-buffer] [--bind core|none]
 #                            [--bands NEAR,FAR] [--rematch N] [--report DIR]
 #                            (or: BUILD_DIR [ROUNDS])
-#   ROUNDS (default 5): rounds of  csnrun -np 2 pingpong / mpirun -np 2 pingpong-mpi / memcpy-bench,
-#   run alternately so that slow drifts of the machine hit all three alike. Per size, the
+#   ROUNDS (default 5): rounds of  csnrun -np 2 pingpong / mpirun -np 2 pingpong-mpi / memcpy-bench
+#   / cma-floor (the bandwidth rows' bytes pulled with process_vm_readv, no library: their
+#   floor, from 64 KiB), run alternately so that slow drifts of the machine hit all alike. Per size, the
 #   figures are medians over the rounds of each round's median, and the ratios medians over
 #   the rounds of the per-round ratios (pairs measured minutes apart, not hours). line-floor
 #   (the machine's core-to-core latency, no library) runs before csn, between csn and MPI and
@@ -61,8 +62,8 @@ esac
 echo "$BANDS" | grep -Eq '^[0-9]*\.?[0-9]+,[0-9]*\.?[0-9]+$' ||
     { echo "shm-vs-mpi.sh: --bands must be two numbers of microseconds, NEAR,FAR (e.g. 0.045,0.15), not '$BANDS'" >&2; exit 2; }
 case "$BIND" in
-core) CSN_BIND=(--bind-to core) MPI_BIND=() ;;
-none) CSN_BIND=() MPI_BIND=(--bind-to none) ;;
+core) CSN_BIND=(--bind-to core) MPI_BIND=() FLOOR_BIND=(--bind) ;;
+none) CSN_BIND=() MPI_BIND=(--bind-to none) FLOOR_BIND=() ;;
 *) echo "shm-vs-mpi.sh: --bind must be core or none, not '$BIND'" >&2; exit 2 ;;
 esac
 case "$REMATCH" in
@@ -75,6 +76,7 @@ CSNRUN=$B/tools/csnrun/csnrun
 PP=$B/bench/pingpong/pingpong
 PPMPI=$B/bench/pingpong/pingpong-mpi
 MC=$B/bench/pingpong/memcpy-bench
+FLOOR=$B/bench/pingpong/cma-floor
 LF=$B/bench/pingpong/line-floor
 NT=$B/bench/nettest/nettest
 NTMPI=$B/bench/nettest/nettest-mpi
@@ -160,6 +162,10 @@ while [ "$r" -le "$ROUNDS" ]; do
     after=$(line_sample)
     # shellcheck disable=SC2086
     run "$T/memcpy.$r.txt" "$MC" $PP_ARGS --json "$T/memcpy.$r.json"
+    # The floor of the bandwidth rows from 64 KiB: the same bytes pulled, no library.
+    # shellcheck disable=SC2086
+    [ ! -x "$FLOOR" ] || run "$T/floor.$r.txt" "$FLOOR" --test bw,bibw --from 64K $PP_ARGS $REUSE \
+        "${FLOOR_BIND[@]}" --json "$T/floor.$r.json"
     keep_round "$T/line.txt" && r=$((r + 1))
 done
 echo "# csn run: $(grep -m1 '^# pingpong' "$T/csn.1.txt" | sed 's/^# pingpong: //')"
@@ -205,7 +211,7 @@ function ratio(k1, m1, k2, m2, s,    r, n, a) {
     return median(a, n)
 }
 # The goal lines over the counted rounds (want: all, or one placement).
-function goals(title,    i, s, x, nbw, okbw, badbw, nmc, okmc, badmc, nst, okst, badst, nlat, oklat, badlat, nbi, okbi, badbi) {
+function goals(title,    i, s, x, y, fl, nbw, okbw, badbw, nmc, okmc, badmc, nst, okst, badst, nlat, oklat, badlat, nbi, okbi, badbi) {
     print title
     for (i = 1; i <= nsizes; i++) {
         s = order[i]
@@ -234,6 +240,13 @@ function goals(title,    i, s, x, nbw, okbw, badbw, nmc, okmc, badmc, nst, okst,
     if (nst) printf "#   streaming 1..4K: csn/MPI >= 1.0 at %d of %d sizes%s\n", okst, nst, badst == "" ? "" : " (not at" badst ")"
     if (nlat) printf "#   latency, every size: csn/MPI <= 1.0 at %d of %d sizes%s\n", oklat, nlat, badlat == "" ? "" : " (not at" badlat ")"
     if (nbi) printf "#   bidirectional 64K..: csn/MPI >= 1.0 at %d of %d sizes%s\n", okbi, nbi, badbi == "" ? "" : " (not at" badbi ")"
+    # Where both ways is missed: how far each library is from the copy floor (issue 19, item 5).
+    for (i = 1; nfloor && badbi != "" && i <= nsizes; i++) {
+        s = order[i]
+        if (s >= 65536 && (x = ratio("csn", "bibw", "mpi", "bibw", s)) != "" && x < 1.0 && (y = ratio("csn", "bibw", "floor", "bibw", s)) != "")
+            fl = fl sprintf(" %d %.2f/%.2f", s, y, ratio("mpi", "bibw", "floor", "bibw", s))
+    }
+    if (fl != "") printf "#     those sizes against the copy floor (cma-floor), csn/MPI:%s\n", fl
 }
 function f(x, fmt) { return x == "" ? "-" : sprintf(fmt, x) }
 FILENAME ~ /line\.txt$/ { if ($1 ~ /^[0-9]+$/) { rcls[$1] = place(); ncls[rcls[$1]]++ } next }
@@ -243,6 +256,7 @@ FILENAME ~ /line\.txt$/ { if ($1 ~ /^[0-9]+$/) { rcls[$1] = place(); ncls[rcls[$
     split(FILENAME, p, "/"); split(p[length(p)], q, ".")
     k = q[1]; r = q[2]
     if (k == "csn" && r == 1) order[++nsizes] = s
+    if (k == "floor") nfloor++
     x = val($0, "lat_us");      if (x != "") v[k, r, s, "lat"] = x
     x = val($0, "bw_MBps");     if (x != "") v[k, r, s, "bw"] = x
     x = val($0, "bibw_MBps");   if (x != "") v[k, r, s, "bibw"] = x
@@ -250,16 +264,18 @@ FILENAME ~ /line\.txt$/ { if ($1 ~ /^[0-9]+$/) { rcls[$1] = place(); ncls[rcls[$
 }
 END {
     printf "# pingpong, %d rounds: medians (latency us, bandwidth MB/s = 1e6 B/s) and median per-round ratios\n", rounds
-    printf "%9s %8s %8s %7s | %9s %9s %9s %7s %7s | %9s %9s %7s\n", "size", "csn_lat", "mpi_lat", "lat c/m", \
-        "csn_bw", "mpi_bw", "memcpy", "bw c/m", "c/mcpy", "csn_bibw", "mpi_bibw", "bibw c/m"
+    printf "%9s %8s %8s %7s | %9s %9s %9s %7s %7s | %9s %9s %7s | %9s %6s %6s\n", "size", "csn_lat", "mpi_lat", "lat c/m", \
+        "csn_bw", "mpi_bw", "memcpy", "bw c/m", "c/mcpy", "csn_bibw", "mpi_bibw", "bibw c/m", "fl_bibw", "c/fl", "m/fl"
     for (i = 1; i <= nsizes; i++) {
         s = order[i]
-        printf "%9d %8s %8s %7s | %9s %9s %9s %7s %7s | %9s %9s %7s\n", s,
+        printf "%9d %8s %8s %7s | %9s %9s %9s %7s %7s | %9s %9s %7s | %9s %6s %6s\n", s,
             f(med("csn", "lat", s), "%.2f"), f(med("mpi", "lat", s), "%.2f"), f(ratio("csn", "lat", "mpi", "lat", s), "%.2f"),
             f(med("csn", "bw", s), "%.0f"), f(med("mpi", "bw", s), "%.0f"), f(med("memcpy", "bw", s), "%.0f"),
             f(ratio("csn", "bw", "mpi", "bw", s), "%.2f"), f(ratio("csn", "bw", "memcpy", "bw", s), "%.2f"),
-            f(med("csn", "bibw", s), "%.0f"), f(med("mpi", "bibw", s), "%.0f"), f(ratio("csn", "bibw", "mpi", "bibw", s), "%.2f")
+            f(med("csn", "bibw", s), "%.0f"), f(med("mpi", "bibw", s), "%.0f"), f(ratio("csn", "bibw", "mpi", "bibw", s), "%.2f"),
+            f(med("floor", "bibw", s), "%.0f"), f(ratio("csn", "bibw", "floor", "bibw", s), "%.2f"), f(ratio("mpi", "bibw", "floor", "bibw", s), "%.2f")
     }
+    if (nfloor) print "# fl_bibw: cma-floor, the same bytes both ways pulled with one process_vm_readv per message, no library; c/fl, m/fl: csn, MPI against it"
     print ""
     goals("# goals (for the shared-memory transport; measured as is):")
     noise_line()
@@ -271,7 +287,7 @@ END {
     }
     want = ""
     if (tilde) print "#   SIZE~: missed by less than that noise"
-}' "${LINE[@]}" "$T"/csn.*.json "$T"/mpi.*.json "$T"/memcpy.*.json
+}' "${LINE[@]}" "$T"/csn.*.json "$T"/mpi.*.json "$T"/memcpy.*.json $(ls "$T"/floor.*.json 2>/dev/null)
 echo
 
 # Two ranks on one core: both launchers under taskset -c 0 (children inherit the affinity).

@@ -35,7 +35,17 @@ if(TARGET memcpy-bench)
   add_test(NAME pingpong_cma_floor_bad
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:cma-floor>|1|0" -DRC=2
                    -DERR_MATCH=usage -DONE_LINE=1 -P ${PP_CHECK})
-  set_tests_properties(pingpong_cma_floor pingpong_cma_floor_bad PROPERTIES TIMEOUT 60)
+  # The second form: pingpong's bw and bibw bytes, sizes below --from left out.
+  add_test(NAME pingpong_cma_floor_pp
+           COMMAND ${CMAKE_COMMAND}
+                   "-DCMD=$<TARGET_FILE:cma-floor>|--test|bw,bibw|--sizes|4K,64K|--from|64K|--samples|1|--iters|1|--json|${CMAKE_CURRENT_BINARY_DIR}/cma_floor_pp.json"
+                   -DRC=0 "-DMATCH=bibw_max +iters +window\n +65536 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1 +64\n$"
+                   -DJSON=${CMAKE_CURRENT_BINARY_DIR}/cma_floor_pp.json -DJSON_RESULTS=1 -P ${PP_CHECK})
+  add_test(NAME pingpong_cma_floor_pp_bad
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:cma-floor>|--test|bw,bx" -DRC=2
+                   -DERR_MATCH=--test -DONE_LINE=1 -P ${PP_CHECK})
+  set_tests_properties(pingpong_cma_floor pingpong_cma_floor_bad pingpong_cma_floor_pp
+                       pingpong_cma_floor_pp_bad PROPERTIES TIMEOUT 60)
   add_test(NAME pingpong_tcp_floor
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|1|0.1|64K" -DRC=0
                    "-DMATCH=2 conns/1 conn|\n +65536 . +[0-9]+ " -P ${PP_CHECK})

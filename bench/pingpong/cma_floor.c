@@ -1,12 +1,21 @@
 /* cma_floor.c: the floor of a single-copy (CMA) transfer on this host, one way and both ways
- * at once: two processes, no library in between. Each process owns a SIZE-byte source and a
- * SIZE-byte destination buffer; "one way" has process A pull B's source with one
- * process_vm_readv per message while B waits; "both ways" has A and B pull each other's source
- * at the same time (what two simultaneous rendezvous transfers do). Prints GB/s (1e9 B/s) of
- * bytes delivered, best of REPS, per size; the both-ways figure counts both directions.
+ * at once: two processes, no library in between. "One way" has process A pull B's source with
+ * one process_vm_readv per message while B waits; "both ways" has A and B pull each other's
+ * source at the same time (what two simultaneous rendezvous transfers do).
  *
- * usage: cma-floor [REPS [SIZE...]]   (default 5 reps; sizes 64K 512K 1M 4M 16M 64M) */
+ * usage: cma-floor [REPS [SIZE...]]   (default 5 reps; sizes 64K 512K 1M 4M 16M 64M)
+ *   Each process owns one SIZE-byte source and one SIZE-byte destination (in cache again and
+ *   again); prints GB/s (1e9 B/s) of bytes delivered, best of REPS, per size; the both-ways
+ *   figure counts both directions.
+ * usage: cma-floor --test LIST [OPTIONS]   (pingpong's bw and bibw, without any library)
+ *   The bytes pingpong moves: per message one pull from the peer's one send buffer into the
+ *   next of the window's receive buffers (one per message, as pingpong's default), medians of
+ *   timed batches in MB/s (1e6 B/s), printed and written (--json) as pingpong's are, so that
+ *   bench/shm-vs-mpi.sh sets the floor beside csn's and Open MPI's figures. See --help. */
 #include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,27 +29,48 @@
 
 #define FLOOR_MAX_SIZES 16
 
-/* Shared between the two processes: the phase to run and its start/end handshakes. */
+static const char floor_usage[] =
+    "usage: cma-floor [REPS [SIZE...]]\n"
+    "       cma-floor --test LIST [OPTIONS]\n"
+    "The floor of single-copy transfers (process_vm_readv) between two processes, no library.\n"
+    "First form: one buffer each way, in cache; GB/s (1e9 B/s), best of REPS (default 5) per\n"
+    "SIZE (default 64K 512K 1M 4M 16M 64M), one way and both ways at once.\n"
+    "Second form: the bytes of pingpong's bw and bibw: each message pulled from the peer's one\n"
+    "send buffer into the next of a window of receive buffers; MB/s (1e6 B/s), median and max\n"
+    "of timed batches (sizes below --from are left out; --iters counts windows per batch,\n"
+    "by default enough for 128 MiB).\n"
+    "Options:\n"
+    "  --test LIST        bw (A pulls, B waits), bibw (both pull at once), or bw,bibw\n"
+    "  --from SIZE        leave out sizes below SIZE (default 1)\n"
+    "  --bind             A on the first CPU it may use, B on the second (as csnrun\n"
+    "                     --bind-to core and mpirun's default place two ranks)\n"
+    "  --reuse-buffer     every message of a window into one receive buffer\n" PP_COMMON_HELP
+    "  --help             this text\n";
+
+/* One phase of work for B, set by A before A publishes its number in go. */
 struct floor_sync {
-    _Atomic int go;   /* phase number to start (A writes) */
+    _Atomic int go;   /* phase number to start (A writes; -1: B exits) */
     _Atomic int done; /* phase number B finished */
     _Atomic int ready;
-    double b_secs;
+    int both;      /* B pulls in this phase */
+    size_t size;   /* message size */
+    int window;    /* receive buffers, used in turn */
+    long n;        /* messages */
+    double b_secs; /* B's time, or -1 */
 };
 
-/* Pulls n messages of size bytes from pid's src into dst; returns seconds, or -1. */
-static double floor_pull(pid_t pid, void *dst, const void *src, size_t size, long n)
+/* Pulls n messages of size bytes from pid's src, each into the next of window buffers from
+ * dst on (one after the other); returns seconds, or -1. */
+static double floor_pull(pid_t pid, unsigned char *dst, const void *src, size_t size, int window,
+                         long n)
 {
-    struct iovec l = {.iov_base = dst, .iov_len = size};
-    struct iovec r = {.iov_base = (void *)src, .iov_len = size};
     double t0 = pp_now();
     for (long i = 0; i < n; i++) {
+        unsigned char *d = dst + (size_t)(i % window) * size;
         size_t got = 0;
         while (got < size) {
-            l.iov_base = (char *)dst + got;
-            l.iov_len = size - got;
-            r.iov_base = (char *)src + got;
-            r.iov_len = size - got;
+            struct iovec l = {.iov_base = d + got, .iov_len = size - got};
+            struct iovec r = {.iov_base = (char *)src + got, .iov_len = size - got};
             ssize_t k = process_vm_readv(pid, &l, 1, &r, 1, 0);
             if (k <= 0)
                 return -1.0;
@@ -50,31 +80,317 @@ static double floor_pull(pid_t pid, void *dst, const void *src, size_t size, lon
     return pp_now() - t0;
 }
 
+/* The first two CPUs this process may run on, into cpu[0] and cpu[1]. Returns 0 or -1. */
+static int floor_cpus(int cpu[2])
+{
+    cpu_set_t set;
+    int k = 0;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return -1;
+    for (int c = 0; c < CPU_SETSIZE && k < 2; c++)
+        if (CPU_ISSET(c, &set))
+            cpu[k++] = c;
+    errno = k < 2 ? EINVAL : 0;
+    return k < 2 ? -1 : 0;
+}
+
+/* Binds the calling process to CPU c. Returns 0 or -1. */
+static int floor_bind(int c)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(c, &set);
+    return sched_setaffinity(0, sizeof set, &set);
+}
+
+/* B: its own copies of the buffers (touched: copy-on-write pages become its own), then the
+ * phases A asks for, until go is -1. */
+static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, size_t srclen,
+                        unsigned char *dst, size_t dstlen)
+{
+    memset(src, 0x5b, srclen);
+    memset(dst, 0, dstlen);
+    atomic_store(&s->ready, 1);
+    for (int phase = 1;; phase++) {
+        int g;
+        while ((g = atomic_load(&s->go)) < phase && g >= 0)
+            ;
+        if (g < 0)
+            _exit(0);
+        s->b_secs = s->both ? floor_pull(parent, dst, src, s->size, s->window, s->n) : 0.0;
+        atomic_store(&s->done, phase);
+    }
+}
+
+/* A: runs one phase (B pulling too when both) and returns the bytes per second delivered by
+ * both, or -1 after a failed pull. */
+static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src, unsigned char *dst,
+                          size_t size, int window, long n, int both)
+{
+    s->both = both;
+    s->size = size;
+    s->window = window;
+    s->n = n;
+    int phase = atomic_load(&s->go) + 1;
+    atomic_store(&s->go, phase); /* seq_cst: B reads the fields above after it sees this */
+    double t = floor_pull(child, dst, src, size, window, n);
+    while (atomic_load(&s->done) < phase)
+        ;
+    if (t < 0 || s->b_secs < 0) {
+        fprintf(stderr, "cma-floor: process_vm_readv failed: %s\n", strerror(errno));
+        return -1.0;
+    }
+    double bytes = (double)size * (double)n;
+    return both ? 2 * bytes / (t > s->b_secs ? t : s->b_secs) : bytes / t;
+}
+
+/* Options of the second form. */
+struct floor_opts {
+    struct pp_common c;
+    int bw, bibw; /* tests */
+    size_t from;
+    int bind;
+    int reuse; /* every message of a window into one buffer (--reuse-buffer) */
+};
+
+/* Parses --test's comma-separated list into o->bw and o->bibw. Returns 0 or -1. */
+static int floor_tests_parse(const char *v, struct floor_opts *o)
+{
+    o->bw = o->bibw = 0;
+    while (*v) {
+        size_t n = strcspn(v, ",");
+        if (n == 2 && strncmp(v, "bw", 2) == 0)
+            o->bw = 1;
+        else if (n == 4 && strncmp(v, "bibw", 4) == 0)
+            o->bibw = 1;
+        else
+            return -1;
+        v += n + (v[n] == ',');
+    }
+    return o->bw || o->bibw ? 0 : -1;
+}
+
+/* Parses argv (second form) into o; 0, or 2 after one line on stderr, or 1 after --help. */
+static int floor_parse(int argc, char **argv, struct floor_opts *o)
+{
+    pp_common_defaults(&o->c);
+    o->from = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int r = pp_common_arg(argc, argv, &i, &o->c, "cma-floor");
+        if (r < 0)
+            return 2;
+        if (r > 0)
+            continue;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(floor_usage, stdout);
+            return 1;
+        }
+        if (strcmp(argv[i], "--bind") == 0) {
+            o->bind = 1;
+        } else if (strcmp(argv[i], "--reuse-buffer") == 0) {
+            o->reuse = 1;
+        } else if ((r = pp_opt(argc, argv, &i, "--test", &v)) != 0) {
+            if (r < 0 || floor_tests_parse(v, o) != 0) {
+                fprintf(stderr, "cma-floor: --test takes bw, bibw or bw,bibw, not '%s'\n",
+                        v ? v : "");
+                return 2;
+            }
+        } else if ((r = pp_opt(argc, argv, &i, "--from", &v)) != 0) {
+            if (r < 0 || pp_parse_size(v, &o->from) != 0) {
+                fprintf(stderr, "cma-floor: --from takes a size such as 64K, not '%s'\n",
+                        v ? v : "");
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "cma-floor: unknown argument '%s' (see --help)\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!o->bw && !o->bibw) {
+        fprintf(stderr, "cma-floor: the second form needs --test bw, bibw or bw,bibw\n");
+        return 2;
+    }
+    return pp_common_finish(&o->c, "cma-floor") != 0 ? 2 : 0;
+}
+
+static void floor_json_pair(FILE *f, const char *name, double med, double best, long iters,
+                            int window)
+{
+    if (isnan(med))
+        return;
+    fprintf(f, ", \"%s\": {\"median\": %.6g, \"max\": %.6g, \"iters\": %ld, \"window\": %d}", name,
+            med, best, iters, window);
+}
+
+/* One size of the second form: median and max MB/s of o's batches of test both (0 bw, 1
+ * bibw) into med[both], best[both]. Returns 0 or -1. */
+static int floor_size(struct floor_sync *s, pid_t child, unsigned char *src, unsigned char *dst,
+                      const struct floor_opts *o, size_t size, int window, long windows,
+                      double *med, double *best)
+{
+    for (int both = 0; both < 2; both++) {
+        med[both] = best[both] = NAN;
+        if (!(both ? o->bibw : o->bw))
+            continue;
+        long n = windows * window;
+        int cycle = o->reuse ? 1 : window; /* receive buffers used in turn */
+        double v[PP_MAX_SAMPLES];
+        if (floor_phase(s, child, src, dst, size, cycle, n, both) < 0) /* warm-up */
+            return -1;
+        for (int k = 0; k < o->c.samples; k++) {
+            double x = floor_phase(s, child, src, dst, size, cycle, n, both);
+            if (x < 0)
+                return -1;
+            v[k] = x / 1e6;
+        }
+        best[both] = pp_max(v, o->c.samples);
+        med[both] = pp_median(v, o->c.samples);
+    }
+    return 0;
+}
+
+/* The second form, in A, B forked: the table and the JSON file. */
+static int floor_tests(struct floor_sync *s, pid_t child, unsigned char *src, unsigned char *dst,
+                       const struct floor_opts *o)
+{
+    int rc = 1;
+    FILE *json = NULL;
+    if (o->c.json != NULL && (json = fopen(o->c.json, "w")) == NULL) {
+        perror(o->c.json);
+        return 1;
+    }
+    char wb[32];
+    printf("# cma-floor: process_vm_readv between two processes, no library; MB/s (1e6 B/s), "
+           "median and max of %d batches; window of %d messages (at most %s bytes), each into "
+           "%s receive buffer%s\n",
+           o->c.samples, o->c.window, pp_size_str(o->c.window_bytes, wb, sizeof wb),
+           o->reuse ? "one (--reuse-buffer)" : "its own",
+           o->bind ? "; A and B bound to one CPU each" : "");
+    printf("%10s %10s %10s %10s %10s %9s %7s\n", "size", "bw_med", "bw_max", "bibw_med", "bibw_max",
+           "iters", "window");
+    if (json != NULL)
+        fprintf(json,
+                "{\n\"benchmark\": \"cma-floor\",\n\"samples\": %d,\n\"window\": %d,\n"
+                "\"window_bytes\": %zu,\n\"units\": {\"bw\": \"MB/s (1e6 B/s)\"},\n"
+                "\"results\": [\n",
+                o->c.samples, o->c.window, o->c.window_bytes);
+    const char *sep = "";
+    for (int i = 0; i < o->c.sizes.n; i++) {
+        size_t size = o->c.sizes.v[i];
+        if (size == 0 || size < o->from)
+            continue;
+        int window = pp_window_for(size, o->c.window, o->c.window_bytes);
+        long windows = o->c.iters;
+        if (windows == 0) {
+            size_t per = size * (size_t)window;
+            windows = (long)(((size_t)128 << 20) + per - 1) / (long)per;
+        }
+        double med[2], best[2];
+        if (floor_size(s, child, src, dst, o, size, window, windows, med, best) != 0)
+            goto fail;
+        printf("%10zu %10.1f %10.1f %10.1f %10.1f %9ld %7d\n", size, med[0], best[0], med[1],
+               best[1], windows, window);
+        fflush(stdout);
+        if (json != NULL) {
+            fprintf(json, "%s{\"size\": %zu", sep, size);
+            floor_json_pair(json, "bw_MBps", med[0], best[0], windows, window);
+            floor_json_pair(json, "bibw_MBps", med[1], best[1], windows, window);
+            fputc('}', json);
+            sep = ",\n";
+        }
+    }
+    if (json != NULL) {
+        fprintf(json, "\n]\n}\n");
+        int bad = ferror(json);
+        FILE *f = json;
+        json = NULL;
+        if (fclose(f) != 0 || bad) {
+            perror(o->c.json);
+            goto fail;
+        }
+    }
+    rc = 0;
+fail:
+    if (json != NULL)
+        fclose(json);
+    return rc;
+}
+
+/* The first form, in A, B forked. */
+static int floor_reps(struct floor_sync *s, pid_t child, unsigned char *src, unsigned char *dst,
+                      long reps, const struct pp_sizes *sz)
+{
+    printf("# cma-floor: process_vm_readv between two processes, %ld reps, best; GB/s = 1e9 B/s\n",
+           reps);
+    printf("%10s %12s %12s %8s\n", "size", "one_way", "both_ways", "both/one");
+    for (int i = 0; i < sz->n; i++) {
+        size_t size = sz->v[i];
+        long n = (long)((64u << 20) / size) + 1;
+        double best[2] = {0, 0};
+        for (long r = 0; r < reps; r++) {
+            for (int both = 0; both < 2; both++) {
+                double x = floor_phase(s, child, src, dst, size, 1, n, both);
+                if (x < 0)
+                    return 1;
+                best[both] = x / 1e9 > best[both] ? x / 1e9 : best[both];
+            }
+        }
+        char b[32];
+        printf("%10s %12.2f %12.2f %8.2f\n", pp_size_str(size, b, sizeof b), best[0], best[1],
+               best[1] / best[0]);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     long reps = 5;
     struct pp_sizes sz = {.n = 0};
-    if (argc > 1 && (pp_parse_long(argv[1], 1, 1000, &reps) != 0)) {
-        fprintf(stderr, "cma-floor: usage: cma-floor [REPS [SIZE...]] (bad REPS '%s')\n", argv[1]);
-        return 2;
-    }
-    for (int i = 2; i < argc; i++) {
-        if (sz.n == FLOOR_MAX_SIZES || pp_parse_size(argv[i], &sz.v[sz.n]) != 0 ||
-            sz.v[sz.n] == 0) {
-            fprintf(stderr, "cma-floor: usage: cma-floor [REPS [SIZE...]] (bad SIZE '%s')\n",
-                    argv[i]);
+    struct floor_opts o;
+    memset(&o, 0, sizeof o);
+    int second = argc > 1 && argv[1][0] == '-';
+    if (second) {
+        int r = floor_parse(argc, argv, &o);
+        if (r != 0)
+            return r == 1 ? 0 : 2;
+        sz = o.c.sizes;
+    } else {
+        if (argc > 1 && (pp_parse_long(argv[1], 1, 1000, &reps) != 0)) {
+            fprintf(stderr, "cma-floor: usage: cma-floor [REPS [SIZE...]] (bad REPS '%s')\n",
+                    argv[1]);
             return 2;
         }
-        sz.n++;
+        for (int i = 2; i < argc; i++) {
+            if (sz.n == FLOOR_MAX_SIZES || pp_parse_size(argv[i], &sz.v[sz.n]) != 0 ||
+                sz.v[sz.n] == 0) {
+                fprintf(stderr, "cma-floor: usage: cma-floor [REPS [SIZE...]] (bad SIZE '%s')\n",
+                        argv[i]);
+                return 2;
+            }
+            sz.n++;
+        }
+        if (sz.n == 0) {
+            size_t d[] = {64 << 10, 512 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
+            for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+                sz.v[sz.n++] = d[i];
+        }
     }
-    if (sz.n == 0) {
-        size_t d[] = {64 << 10, 512 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
-        for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
-            sz.v[sz.n++] = d[i];
-    }
-    size_t max = 0;
-    for (int i = 0; i < sz.n; i++)
+    /* The source holds the largest message, the destination the largest window. */
+    size_t max = 0, arena = 0;
+    for (int i = 0; i < sz.n; i++) {
+        size_t w = second ? (size_t)pp_window_for(sz.v[i], o.c.window, o.c.window_bytes) : 1;
         max = sz.v[i] > max ? sz.v[i] : max;
+        arena = sz.v[i] * w > arena ? sz.v[i] * w : arena;
+    }
+    max = max ? max : 1;
+    arena = arena ? arena : 1;
+    int cpu[2];
+    if (o.bind && floor_cpus(cpu) != 0) {
+        fprintf(stderr, "cma-floor: --bind needs two CPUs to run on: %s\n", strerror(errno));
+        return 1;
+    }
     struct floor_sync *s =
         mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s == MAP_FAILED) {
@@ -83,9 +399,9 @@ int main(int argc, char **argv)
     }
     memset(s, 0, sizeof *s);
     /* Both processes allocate (touched) before the fork: the same addresses in both. */
-    unsigned char *src = pp_alloc(max), *dst = pp_alloc(max);
+    unsigned char *src = pp_alloc(max), *dst = pp_alloc(arena);
     if (!src || !dst) {
-        fprintf(stderr, "cma-floor: out of memory (2 x %zu bytes)\n", max);
+        fprintf(stderr, "cma-floor: out of memory (%zu + %zu bytes)\n", max, arena);
         return 1;
     }
     pid_t parent = getpid();
@@ -95,63 +411,26 @@ int main(int argc, char **argv)
         return 1;
     }
     if (child == 0) {
-        /* B: its own copies of the buffers (touch them: copy-on-write pages become its own). */
-        memset(src, 0x5b, max);
-        memset(dst, 0, max);
-        atomic_store(&s->ready, 1);
-        for (int phase = 1;; phase++) {
-            int g;
-            while ((g = atomic_load(&s->go)) < phase && g >= 0)
-                ;
-            if (g < 0)
-                _exit(0);
-            /* Odd phases: one way (B idle); even: both ways, B pulls the same bytes. */
-            size_t size = sz.v[(phase - 1) / 2 / reps % sz.n];
-            long n = (long)((64u << 20) / size) + 1;
-            s->b_secs = (phase % 2 == 0) ? floor_pull(parent, dst, src, size, n) : 0.0;
-            atomic_store(&s->done, phase);
+        if (o.bind && floor_bind(cpu[1]) != 0) {
+            fprintf(stderr, "cma-floor: --bind: CPU %d: %s\n", cpu[1], strerror(errno));
+            _exit(1);
         }
+        floor_child(s, parent, src, max, dst, arena);
+    }
+    if (o.bind && floor_bind(cpu[0]) != 0) {
+        fprintf(stderr, "cma-floor: --bind: CPU %d: %s\n", cpu[0], strerror(errno));
+        kill(child, SIGKILL);
+        return 1;
     }
     memset(src, 0xa5, max);
-    while (!atomic_load(&s->ready))
-        ;
-    printf("# cma-floor: process_vm_readv between two processes, %ld reps, best; GB/s = 1e9 B/s\n",
-           reps);
-    printf("%10s %12s %12s %8s\n", "size", "one_way", "both_ways", "both/one");
-    int phase = 0, rc = 0;
-    for (int i = 0; i < sz.n && rc == 0; i++) {
-        size_t size = sz.v[i];
-        long n = (long)((64u << 20) / size) + 1;
-        double best1 = 0, best2 = 0;
-        for (long r = 0; r < reps; r++) {
-            for (int both = 0; both < 2; both++) {
-                atomic_store(&s->go, ++phase);
-                double t = floor_pull(child, dst, src, size, n);
-                while (atomic_load(&s->done) < phase)
-                    ;
-                if (t < 0 || s->b_secs < 0) {
-                    fprintf(stderr, "cma-floor: process_vm_readv failed: %s\n", strerror(errno));
-                    rc = 1;
-                    break;
-                }
-                double bytes = (double)size * (double)n;
-                if (!both) {
-                    best1 = bytes / t / 1e9 > best1 ? bytes / t / 1e9 : best1;
-                } else {
-                    double tt = t > s->b_secs ? t : s->b_secs; /* both done */
-                    best2 = 2 * bytes / tt / 1e9 > best2 ? 2 * bytes / tt / 1e9 : best2;
-                }
-            }
-            if (rc)
-                break;
-        }
-        if (rc == 0) {
-            char b[32];
-            printf("%10s %12.2f %12.2f %8.2f\n", pp_size_str(size, b, sizeof b), best1, best2,
-                   best2 / best1);
-            fflush(stdout);
+    int rc = 0;
+    while (!atomic_load(&s->ready)) {
+        if (waitpid(child, NULL, WNOHANG) == child) {
+            fprintf(stderr, "cma-floor: the second process ended before it started\n");
+            return 1;
         }
     }
+    rc = second ? floor_tests(s, child, src, dst, &o) : floor_reps(s, child, src, dst, reps, &sz);
     atomic_store(&s->go, -1);
     int st;
     waitpid(child, &st, 0);
