@@ -80,6 +80,8 @@ FLOOR=$B/bench/pingpong/cma-floor
 LF=$B/bench/pingpong/line-floor
 NT=$B/bench/nettest/nettest
 NTMPI=$B/bench/nettest/nettest-mpi
+BB=$B/bench/nettest/barrier-bench
+BBMPI=$B/bench/nettest/barrier-bench-mpi
 MPIRUN=$(command -v mpirun.openmpi || true)
 for f in "$CSNRUN" "$PP" "$PPMPI" "$MC"; do
     [ -x "$f" ] || { echo "shm-vs-mpi.sh: $f is not built" >&2; exit 2; }
@@ -332,6 +334,11 @@ while [ "$r" -le "$NT_ROUNDS" ]; do
     # shellcheck disable=SC2086
     run "$T/nt.mpi.$r.txt" "$MPIRUN" -np 4 --oversubscribe "$NTMPI" $NTARGS
     after=$(line_sample)
+    # The barrier each nettest iteration ends with, alone (a small part of a round's time).
+    if [ -x "$BB" ] && [ -x "$BBMPI" ]; then
+        run "$T/bar.csn.$r.txt" "$CSNRUN" -np 4 "$BB" 2000
+        run "$T/bar.mpi.$r.txt" "$MPIRUN" -np 4 --oversubscribe "$BBMPI" 2000
+    fi
     keep_round "$T/nt.line.txt" && r=$((r + 1))
 done
 NTLINE=()
@@ -379,3 +386,13 @@ END {
     for (i = 1; i <= 3; i++) if (ncls[want = cls[i]] > 0)
         printf "#   over the %d %s round(s) alone: %s\n", ncls[want], want, cells(0)
 }' "${NTLINE[@]}" "$T"/nt.csn.*.txt "$T"/nt.mpi.*.txt
+# barrier-bench's median per round; the figures and the ratio are medians over the rounds.
+# shellcheck disable=SC2046
+[ -z "$(ls "$T"/bar.csn.*.txt 2>/dev/null)" ] || awk "$AWK_RATIOS"'
+/^barrier_us/ { split(FILENAME, p, "/"); split(p[length(p)], q, "."); v[q[2], q[3]] = $3; if (q[3] > n) n = q[3] }
+END {
+    for (r = 1; r <= n; r++) if ((("csn", r) in v) && (("mpi", r) in v)) {
+        m++; a[m] = v["csn", r]; b[m] = v["mpi", r]; x[m] = v["mpi", r] > 0 ? v["csn", r] / v["mpi", r] : 0
+    }
+    if (m) printf "# the barrier alone (barrier-bench, 4 ranks on 2 cores; nettest ends each iteration with one): csn %.2f us, MPI %.2f us, csn/MPI %.2f (medians of %d rounds)\n", median(a, m), median(b, m), median(x, m), m
+}' "$T"/bar.csn.*.txt "$T"/bar.mpi.*.txt

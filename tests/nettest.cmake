@@ -96,3 +96,14 @@ else()
     nt_test(${t} mpi 10 true)
   endforeach()
 endif()
+
+# barrier-bench (the barrier nettest ends each iteration with): its figure on 3 ranks, and a
+# bad count refused with the usage line (a clean shutdown of every rank, status 2).
+set(BB_CHECK ${CMAKE_CURRENT_SOURCE_DIR}/examples/run_check.cmake)
+nt_test(barrier_bench_csn csn 60 ${CMAKE_COMMAND}
+        "-DCMD=$<TARGET_FILE:csnrun>|-np|3|$<TARGET_FILE:barrier-bench>|50" -DRC=0
+        "-DMATCH=csn.*3 ranks, 50 barriers per batch\n+barrier_us median [0-9.]+ min [0-9.]+"
+        -P ${BB_CHECK})
+nt_test(barrier_bench_csn_bad csn 60 ${CMAKE_COMMAND}
+        "-DCMD=$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:barrier-bench>|0" -DRC=2
+        -DERR_MATCH=usage -P ${BB_CHECK})
