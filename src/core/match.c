@@ -398,14 +398,9 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
             struct csni_conn *rc = u->conn;
             csni_unlock(&t->lock);
             csni_unex_free(&p->store, u);
-            /* Under the reader lock of the connection the RTS came on, as a split needs, and
-             * so is the CTS of one not pulled (csni_rndv_run_pulls). */
+            /* Under the reader lock of the connection the RTS came on, as a split needs. */
             csni_conn_rx_lock(rc);
-            if (!csni_rndv_pull(op, pid, raddr, token, true)) {
-                csni_lock(&t->lock);
-                (void)csni_rndv_send_cts(op, token, rc, false); /* not pushed: always true */
-                csni_unlock(&t->lock);
-            }
+            csni_rndv_take(op, pid, raddr, token, rc);
             csni_conn_rx_unlock(rc);
             return CSN_OK;
         }

@@ -120,6 +120,17 @@ void csni_rndv_drop_pushed(struct csni_conn *rc, size_t len, uint64_t sender_tok
         csni_conn_fail(rc, "out of memory to take a pushed message for nobody");
 }
 
+void csni_rndv_take(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
+                    struct csni_conn *rc)
+{
+    if (csni_rndv_pull(op, pid, raddr, sender_token, true))
+        return;
+    csn_transport *t = op->t;
+    csni_lock(&t->lock);
+    (void)csni_rndv_send_cts(op, sender_token, rc, false); /* not pushed: always true */
+    csni_unlock(&t->lock);
+}
+
 void csni_rndv_defer_pull(struct csni_proc *p, struct csni_unex *u, struct csni_op *op)
 {
     u->rxop = op;
@@ -202,14 +213,7 @@ bool csni_rndv_run_pulls(struct csni_proc *p, csn_transport *t)
              * into one buffer a program gave several receives (as osu_bw does). */
             struct csni_conn *c = u->conn;
             csni_unex_free(&p->store, u);
-            /* Not pulled: streamed, its CTS sent before the reader lock goes. A pull of the
-             * next message taken in between would not see this receive waiting for data and
-             * could complete before it (test_pingpong_window both ways, under TSan). */
-            if (!csni_rndv_pull(op, pid, raddr, token, true)) {
-                csni_lock(&owner->lock);
-                (void)csni_rndv_send_cts(op, token, c, false); /* not pushed: always true */
-                csni_unlock(&owner->lock);
-            }
+            csni_rndv_take(op, pid, raddr, token, c);
             csni_conn_rx_unlock(c);
             atomic_fetch_sub(&owner->pulling, 1);
             any = true;
