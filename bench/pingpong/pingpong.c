@@ -23,13 +23,13 @@ static const char pingpong_usage[] =
     "posts as many receives, then a short ack) and bidirectional bandwidth, per size.\n"
     "Each size: warm-up, then timed batches; latency reports median and min, bandwidth\n"
     "median and max. MB/s means 1e6 bytes per second.\n"
-    "Options:\n" PP_COMMON_HELP "  --test LIST        any of lat,bw,bibw (default all three)\n"
+    "Options:\n" PP_COMMON_HELP PP_JSONL_HELP
+    "  --test LIST        any of lat,bw,bibw (default all three)\n"
     "  --no-check         do not fill and check the payload\n"
     "  --reuse-buffer     bw and bibw: every message of a window into one receive buffer\n"
     "                     (as OSU's osu_bw does); default: one buffer per message\n"
     "  --help             this text\n"
-    "  --version          the version\n"
-    BENCH_SIZE_RULES;
+    "  --version          the version\n" BENCH_SIZE_RULES;
 
 /* --jsonl (rank 0): every sample, the median and the best value, as they are measured. */
 static FILE *pingpong_jsonl;

@@ -76,7 +76,9 @@ struct pp_common {
     "  --window N         messages per window (default 64)\n"                                      \
     "  --window-bytes SIZE  at most this many bytes per window (default 64M; at least 1 "          \
     "message)\n"                                                                                   \
-    "  --json FILE        also write the results as JSON (one result per line)\n"                  \
+    "  --json FILE        also write the results as JSON (one result per line)\n"
+/* pingpong's alone (memcpy-bench and cma-floor do not take it). */
+#define PP_JSONL_HELP                                                                              \
     "  --jsonl FILE       also write one JSON Lines record per measurement\n"                      \
     "                     (docs/results-jsonl.md)\n"
 
