@@ -590,11 +590,10 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
             match_defer_pull(c, t, op, f))
             return;
         /* Pulled under the reader lock, as the seed receives "the remaining packets directly
-         * to the user's buffer" before unlocking the device. */
+         * to the user's buffer" before unlocking the device (or streamed: csni_rndv_take). */
         csni_unlock(&t->lock);
-        if (csni_rndv_pull(op, csni_shm_peer_pid(c->shm), pull, csni_frame_sender_token(f), true))
-            return;
-        csni_lock(&t->lock);
+        csni_rndv_take(op, csni_shm_peer_pid(c->shm), pull, csni_frame_sender_token(f), c);
+        return;
     }
     bool ok = csni_rndv_send_cts(op, csni_frame_sender_token(f), c,
                                  csni_frame_rts_kind(f) == CSNI_RTS_PUSHED);

@@ -36,10 +36,10 @@ void csni_rndv_drop_pushed(struct csni_conn *rc, size_t len, uint64_t sender_tok
 bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
                     bool split);
 /* The RTS of op's message, which gave the sender's memory (pid, raddr), came on rc, whose
- * reader lock the caller holds (taken for this): pulled (csni_rndv_pull), else answered with a
- * CTS that has the sender stream it, both before the lock goes. Let go first, a pull of the
- * sender's next message taken meanwhile would not find op waiting for data and could complete
- * before it. No transport or peer lock held. */
+ * reader lock the caller holds (the reader's, or taken for this): pulled (csni_rndv_pull), else
+ * answered with a CTS that has the sender stream it, both before the lock goes. Let go first, a
+ * pull of the sender's next message taken meanwhile would not find op waiting for data and could
+ * complete before it. No transport or peer lock held. */
 void csni_rndv_take(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
                     struct csni_conn *rc);
 /* A non-blocking receive matched the unexpected RTS u (taken off its transport's list) whose
