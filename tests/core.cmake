@@ -15,6 +15,7 @@ foreach(tr shm unix tcp)
   add_test(NAME core_mp_backpressure_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> backpressure)
   add_test(NAME core_mp_peerlost_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> peerlost)
   add_test(NAME core_mp_barrier_${tr} COMMAND ${CSNRUN} -np 7 $<TARGET_FILE:test_mp> barrier)
+  add_test(NAME core_mp_barrierlost_${tr} COMMAND ${CSNRUN} -np 3 $<TARGET_FILE:test_mp> barrierlost)
   add_test(NAME core_mp_learn_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> learn)
   add_test(NAME core_mp_closerndv_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> closerndv)
   add_test(NAME core_mp_pushdrop_${tr} COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> pushdrop)
@@ -22,17 +23,39 @@ foreach(tr shm unix tcp)
   add_test(NAME core_mp_crossing_${tr} COMMAND sh -c
     "for i in 1 2 3; do ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> crossing || exit 1; done")
   set_tests_properties(core_mp_exchange_${tr} core_mp_exchange2_${tr} core_mp_overlap_${tr}
-    core_mp_rxoverlap_${tr} core_mp_peerlost_${tr} core_mp_barrier_${tr} core_mp_learn_${tr}
+    core_mp_rxoverlap_${tr} core_mp_peerlost_${tr} core_mp_barrierlost_${tr} core_mp_learn_${tr}
     core_mp_closerndv_${tr} core_mp_crossing_${tr} core_mp_pushdrop_${tr}
     PROPERTIES TIMEOUT 60 ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20")
   set_tests_properties(core_mp_backpressure_${tr} PROPERTIES TIMEOUT 60
     ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20;CSN_UNEXPECTED_LIMIT=1048576")
 endforeach()
+# The barrier of a one-host job over shared memory is the host barrier from the third on
+# (the rank maps its segment); over sockets, or with CSN_HOST_BARRIER=0, messages.
+set_tests_properties(core_mp_barrier_shm PROPERTIES TIMEOUT 60
+  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20;TEST_MP_HOSTBAR=1")
+foreach(tr unix tcp)
+  set_tests_properties(core_mp_barrier_${tr} PROPERTIES TIMEOUT 60
+    ENVIRONMENT "CSN_TRANSPORT=${tr};CSN_LOOKUP_TIMEOUT=20;TEST_MP_HOSTBAR=0")
+endforeach()
+foreach(mode barrier barrierlost)
+  add_test(NAME core_mp_${mode}_msg COMMAND ${CSNRUN} -np $<IF:$<STREQUAL:${mode},barrier>,7,3>
+    $<TARGET_FILE:test_mp> ${mode})
+  set_tests_properties(core_mp_${mode}_msg PROPERTIES TIMEOUT 60
+    ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20;CSN_HOST_BARRIER=0;TEST_MP_HOSTBAR=0")
+endforeach()
+# The host barrier's file name taken by someone else: messages, and every barrier holds.
+add_test(NAME core_mp_barrier_squat COMMAND ${CSNRUN} -np 4 $<TARGET_FILE:test_mp> barriersquat)
+set_tests_properties(core_mp_barrier_squat PROPERTIES TIMEOUT 60
+  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20;TEST_MP_HOSTBAR=0")
 # More ranks than CPUs (CSN_CPU_SHARE says so on any machine) and more than 16: every barrier
 # is a tree (rank 0's choice), not only the first.
 add_test(NAME core_mp_barrier_tree COMMAND ${CSNRUN} -np 20 $<TARGET_FILE:test_mp> barrier)
 set_tests_properties(core_mp_barrier_tree PROPERTIES TIMEOUT 120
-  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20;CSN_CPU_SHARE=100000")
+  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20;CSN_CPU_SHARE=100000;CSN_HOST_BARRIER=0")
+# The host barrier with more ranks than CPUs (each waiter yields) and many ranks.
+add_test(NAME core_mp_barrier_host20 COMMAND ${CSNRUN} -np 20 $<TARGET_FILE:test_mp> barrier)
+set_tests_properties(core_mp_barrier_host20 PROPERTIES TIMEOUT 120
+  ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20;TEST_MP_HOSTBAR=1")
 
 add_test(NAME core_mp_shm_full COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_mp> shmfull)
 set_tests_properties(core_mp_shm_full PROPERTIES TIMEOUT 30

@@ -107,3 +107,16 @@ nt_test(barrier_bench_csn csn 60 ${CMAKE_COMMAND}
 nt_test(barrier_bench_csn_bad csn 60 ${CMAKE_COMMAND}
         "-DCMD=$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:barrier-bench>|0" -DRC=2
         -DERR_MATCH=usage -P ${BB_CHECK})
+
+# bench/nettest-configs.sh: configurations of nettest alternated, per-cell ratios (the host
+# barrier on and off; Open MPI's twin too, except in sanitizer builds: its own leaks and races
+# are not csn's).
+set(nt_configs_no_mpi 0)
+if(CSN_SANITIZER)
+  set(nt_configs_no_mpi 1)
+endif()
+add_test(NAME nettest_configs
+         COMMAND sh ${PROJECT_SOURCE_DIR}/tests/bench/nettest_configs.sh
+                 ${PROJECT_SOURCE_DIR}/bench/nettest-configs.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(nettest_configs PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
+                     ENVIRONMENT "NETTEST_CONFIGS_NO_MPI=${nt_configs_no_mpi};BENCH_COMM_TIMEOUT=60")

@@ -248,9 +248,12 @@ static void pmix_atexit(void)
         while ((e = readdir(d)) != NULL) {
             int from, to;
             unsigned lane;
+            /* The rings addressed to us, and rank 0's host-barrier segment (core/hostbar.c)
+             * when the job ended before its second barrier. */
             if (strncmp(e->d_name, prefix, pl) == 0 &&
-                sscanf(e->d_name + pl, "%d.%d.%u", &from, &to, &lane) == 3 &&
-                to == pmix_saved.rank && from != to)
+                ((sscanf(e->d_name + pl, "%d.%d.%u", &from, &to, &lane) == 3 &&
+                  to == pmix_saved.rank && from != to) ||
+                 (pmix_saved.rank == 0 && strcmp(e->d_name + pl, "0.0.bar") == 0)))
                 unlinkat(dirfd(d), e->d_name, 0);
         }
         closedir(d);

@@ -9,6 +9,7 @@
 
 #include "core/complete.h"
 #include "core/debug.h"
+#include "core/hostbar.h"
 #include "core/match.h"
 #include "core/netid.h"
 #include "core/poll.h"
@@ -388,9 +389,13 @@ int csn_job_size(void)
 
 /* The barrier's messages go over the hidden system transports (id 1 of every rank), so the
  * user's posted receives never see them. Each carries the barrier's generation (ranks out of
- * step cannot happen between live ranks: a mismatch means a lost peer) and, in the first
- * barrier's release, rank 0's choice of algorithm for the rest of the job (API_BARRIER_FLAT). */
+ * step cannot happen between live ranks: a mismatch means a lost peer) and two flags: in the
+ * first barrier's release, rank 0's choice of algorithm for the rest of the job
+ * (API_BARRIER_FLAT); in the second barrier, whether the sender and all it heard from have the
+ * host barrier's segment (API_BARRIER_HOST, see core/hostbar.h). */
 #define API_BARRIER_FLAT ((uint64_t)1 << 63)
+#define API_BARRIER_HOST ((uint64_t)1 << 62)
+#define API_BARRIER_FLAGS (API_BARRIER_FLAT | API_BARRIER_HOST)
 
 static csn_status api_barrier_tx(struct csni_proc *p, int to, uint64_t *msg)
 {
@@ -405,8 +410,8 @@ static csn_status api_barrier_tx(struct csni_proc *p, int to, uint64_t *msg)
     return api_finish(p->sys, tx, NULL);
 }
 
-/* Waits for the message of generation gen from rank `from`; *flat: its choice bit. */
-static csn_status api_barrier_rx(struct csni_proc *p, int from, uint64_t gen, bool *flat)
+/* Waits for the message of generation gen from rank `from`; *flags: its flags. */
+static csn_status api_barrier_rx(struct csni_proc *p, int from, uint64_t gen, uint64_t *flags)
 {
     struct csni_op rxo, *rx;
     uint64_t got = 0;
@@ -416,20 +421,23 @@ static csn_status api_barrier_rx(struct csni_proc *p, int from, uint64_t gen, bo
                          &len, &rx)) != CSN_OK ||
         (rv = csni_post_rx(p->sys, rx)) != CSN_OK || (rv = api_finish(p->sys, rx, NULL)) != CSN_OK)
         return rv;
-    if (len != sizeof got || (got & ~API_BARRIER_FLAT) != gen)
+    if (len != sizeof got || (got & ~API_BARRIER_FLAGS) != gen)
         return CSN_PEER_LOST;
-    if (flat)
-        *flat = (got & API_BARRIER_FLAT) != 0;
+    *flags = got & API_BARRIER_FLAGS;
     return CSN_OK;
 }
 
-/* Dissemination: round k, tell rank+2^k and hear rank-2^k; log2(N) rounds, all ranks at once. */
-static csn_status api_barrier_flat(struct csni_proc *p, int me, int n, uint64_t *gen)
+/* Dissemination: round k, tell rank+2^k and hear rank-2^k; log2(N) rounds, all ranks at once.
+ * *host: our API_BARRIER_HOST in, that of all ranks (ANDed over what we hear) out. */
+static csn_status api_barrier_flat(struct csni_proc *p, int me, int n, uint64_t gen, bool *host)
 {
     csn_status rv = CSN_OK;
-    for (int k = 1; k < n && rv == CSN_OK; k <<= 1)
-        if ((rv = api_barrier_tx(p, (me + k) % n, gen)) == CSN_OK)
-            rv = api_barrier_rx(p, (me - k % n + n) % n, *gen, NULL);
+    for (int k = 1; k < n && rv == CSN_OK; k <<= 1) {
+        uint64_t msg = gen | (*host ? API_BARRIER_HOST : 0), flags = 0;
+        if ((rv = api_barrier_tx(p, (me + k) % n, &msg)) == CSN_OK &&
+            (rv = api_barrier_rx(p, (me - k % n + n) % n, gen, &flags)) == CSN_OK)
+            *host = *host && (flags & API_BARRIER_HOST);
+    }
     return rv;
 }
 
@@ -443,19 +451,25 @@ static csn_status api_barrier_flat(struct csni_proc *p, int me, int n, uint64_t 
  * 1024 ranks 0.54x the wall time. The first barrier of a job is a tree (no connections to log2(N)
  * peers before anyone can choose); rank 0 then chooses for the rest of the job and says so in the
  * release: the tree when its host runs more ranks than CPUs and the job has more than
- * API_BARRIER_TREE_MIN ranks, else dissemination. */
+ * API_BARRIER_TREE_MIN ranks, else dissemination. *host: as in api_barrier_flat (the children's
+ * answers go up, rank 0's conclusion comes down in the release). */
 #define API_BARRIER_TREE_MIN 16
-static csn_status api_barrier_tree(struct csni_proc *p, int me, int n, uint64_t gen)
+static csn_status api_barrier_tree(struct csni_proc *p, int me, int n, uint64_t gen, bool *host)
 {
     csn_status rv = CSN_OK;
     bool flat = !p->tun.oversubscribed || n <= API_BARRIER_TREE_MIN;
+    uint64_t flags = 0;
     unsigned low = me ? (unsigned)me & -(unsigned)me : 1u << 30;
     for (unsigned k = 1; k < low && me + (int)k < n && rv == CSN_OK; k <<= 1)
-        rv = api_barrier_rx(p, me + (int)k, gen, NULL);
-    uint64_t msg = gen;
-    if (me && rv == CSN_OK && (rv = api_barrier_tx(p, me & (me - 1), &msg)) == CSN_OK)
-        rv = api_barrier_rx(p, me & (me - 1), gen, &flat);
-    msg = gen | (flat ? API_BARRIER_FLAT : 0);
+        if ((rv = api_barrier_rx(p, me + (int)k, gen, &flags)) == CSN_OK)
+            *host = *host && (flags & API_BARRIER_HOST);
+    uint64_t msg = gen | (*host ? API_BARRIER_HOST : 0);
+    if (me && rv == CSN_OK && (rv = api_barrier_tx(p, me & (me - 1), &msg)) == CSN_OK &&
+        (rv = api_barrier_rx(p, me & (me - 1), gen, &flags)) == CSN_OK) {
+        flat = (flags & API_BARRIER_FLAT) != 0;
+        *host = (flags & API_BARRIER_HOST) != 0;
+    }
+    msg = gen | (flat ? API_BARRIER_FLAT : 0) | (*host ? API_BARRIER_HOST : 0);
     unsigned top = 1;
     while (top < low && me + (int)top < n)
         top <<= 1;
@@ -463,6 +477,29 @@ static csn_status api_barrier_tree(struct csni_proc *p, int me, int n, uint64_t 
         rv = api_barrier_tx(p, me + (int)k, &msg);
     if (rv == CSN_OK)
         p->barrier_flat = flat;
+    return rv;
+}
+
+/* A barrier over messages. The first two of a job that may use the host barrier set it up:
+ * rank 0 makes the segment before the first, the others open it before the second, and the
+ * second's messages carry whether each could; from the third on, all use it or none. */
+static csn_status api_barrier_msg(struct csni_proc *p, int me, int n, uint64_t gen)
+{
+    bool setup = gen <= 2 && csni_hostbar_wanted(p);
+    if (setup && gen == (me == 0 ? 1u : 2u))
+        p->hostbar_new = me == 0 ? csni_hostbar_create(p) : csni_hostbar_open(p);
+    bool host = setup && gen == 2 && p->hostbar_new != NULL;
+    csn_status rv = n == 2 || p->barrier_flat ? api_barrier_flat(p, me, n, gen, &host)
+                                              : api_barrier_tree(p, me, n, gen, &host);
+    if (setup && gen == 2) {
+        if (me == 0 && p->hostbar_new)
+            csni_hostbar_unlink(p); /* ours: a file that was there before stays */
+        if (rv == CSN_OK && host)
+            p->hostbar = p->hostbar_new;
+        else
+            csni_hostbar_close(p->hostbar_new);
+        p->hostbar_new = NULL;
+    }
     return rv;
 }
 
@@ -479,10 +516,7 @@ csn_status csn_job_barrier(csn_transport *t)
         return CSN_OK;
     csni_mutex_lock(&p->barrier_lock);
     uint64_t gen = ++p->barrier_gen;
-    if (n == 2 || p->barrier_flat)
-        rv = api_barrier_flat(p, me, n, &gen);
-    else
-        rv = api_barrier_tree(p, me, n, gen);
+    rv = p->hostbar ? csni_hostbar_wait(p, p->hostbar) : api_barrier_msg(p, me, n, gen);
     csni_mutex_unlock(&p->barrier_lock);
     return rv;
 }

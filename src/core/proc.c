@@ -167,7 +167,7 @@ static csn_status proc_key(struct csni_proc *p)
 static csn_status proc_net_tunables(struct csni_proc *p)
 {
     struct csni_tun *tun = &p->tun;
-    uint64_t v[9];
+    uint64_t v[10];
     csn_status rv;
     const char *tr = getenv("CSN_TRANSPORT");
     if (!tr || !*tr)
@@ -203,8 +203,10 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         (rv = proc_env_u64("CSN_SHM_MEMBARRIER", !tun->oversubscribed, 0, 1, &v[6])) != CSN_OK ||
         (rv = proc_env_bytes("CSN_SHM_PULL", 0, 0, CSNI_PULL_NEVER, &v[7])) != CSN_OK ||
         (rv = proc_env_bytes("CSN_SHM_PULL_MAX", CSNI_PULL_NEVER, 0, CSNI_PULL_NEVER, &v[8])) !=
-            CSN_OK)
+            CSN_OK ||
+        (rv = proc_env_u64("CSN_HOST_BARRIER", 1, 0, 1, &v[9])) != CSN_OK)
         return rv;
+    tun->host_barrier = v[9] != 0;
     if ((v[0] & (v[0] - 1)) != 0) {
         fprintf(stderr, "csn: CSN_SHM_RING=%llu: expected a power of two from 4096\n",
                 (unsigned long long)v[0]);

@@ -49,6 +49,7 @@ struct csni_tun {
     bool own_sends;
     const struct csni_net_ops *net; /* the network kind within the host */
     bool use_shm;                   /* shared-memory rings over the host's connections */
+    bool host_barrier;              /* CSN_HOST_BARRIER: a one-host job's barrier in shm */
     char shm_dir[256];
     uint64_t shm_ring;
     bool shm_membarrier; /* the sleeper's membarrier stands in for the ringer's fence */
@@ -97,6 +98,9 @@ struct csni_proc {
     csni_mutex_t accept_lock; /* from accept4 until the connection is listed (core/poll.c) */
     uint64_t barrier_gen;
     bool barrier_flat; /* dissemination from now on (rank 0 said so in the first barrier) */
+    /* The host barrier (core/hostbar.c): in use from the third barrier on (hostbar), or set up
+     * by the first two (hostbar_new). Both under barrier_lock. */
+    struct csni_hostbar *hostbar, *hostbar_new;
     struct csni_peers peers;
     struct csni_conns conns;
     struct csni_store store;

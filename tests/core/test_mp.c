@@ -465,7 +465,26 @@ static _Atomic uint32_t *barrier_notes(void)
     return m;
 }
 
-/* Nobody leaves a barrier before everyone has entered it; ranks come late in turn. */
+/* Whether this process maps a file whose name ends in suffix (/proc/self/maps). */
+static int maps_has(const char *suffix)
+{
+    char line[4608];
+    size_t sl = strlen(suffix);
+    int found = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    CHECK(f);
+    while (!found && fgets(line, sizeof line, f)) {
+        char *end = strstr(line, " (deleted)");
+        size_t n = end ? (size_t)(end - line) : strcspn(line, "\n");
+        found = n >= sl && memcmp(line + n - sl, suffix, sl) == 0;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Nobody leaves a barrier before everyone has entered it; ranks come late in turn. With
+ * TEST_MP_HOSTBAR=1 or 0: the barriers went (or did not go) through the host barrier's
+ * segment (core/hostbar.c), which the rank then maps. */
 static void mode_barrier(void)
 {
     _Atomic uint32_t *note = barrier_notes();
@@ -480,6 +499,49 @@ static void mode_barrier(void)
                 fprintf(stderr, "rank %d left barrier %u before rank %d entered it\n", rank, i, r);
                 abort();
             }
+    }
+    const char *want = getenv("TEST_MP_HOSTBAR");
+    if (want)
+        CHECK(maps_has(".0.0.bar") == atoi(want));
+}
+
+/* A rank that dies leaves the others' barrier with CSN_PEER_LOST, within seconds, and every
+ * later barrier too (the host barrier looks for the dead after 100 ms of waiting; the message
+ * barrier sees the connection go). */
+static void mode_barrierlost(void)
+{
+    CHECK(size == 3);
+    for (int i = 0; i < 5; i++)
+        CHECK_OK(csn_job_barrier(T));
+    if (rank == 2)
+        _exit(0);
+    double t0 = now_s();
+    CHECK_EQ_STATUS(csn_job_barrier(T), CSN_PEER_LOST);
+    double t1 = now_s();
+    CHECK(t1 - t0 < 5.0);
+    CHECK_EQ_STATUS(csn_job_barrier(T), CSN_PEER_LOST);
+    CHECK(now_s() - t1 < 5.0);
+    printf("barrierlost: ok in %.2f s\n", t1 - t0);
+}
+
+/* The host barrier's file name taken before the job's first barrier (by a file of our own
+ * user here; another user's is refused by its owner): the job keeps the message barrier and
+ * every barrier still holds, and the squatter's file stays. */
+static void mode_barriersquat(void)
+{
+    char path[4096];
+    const char *dir = getenv("CSN_SHM_DIR"), *job = getenv("CSN_JOBID");
+    CHECK(job);
+    snprintf(path, sizeof path, "%s/csn.%s.0.0.bar", dir && *dir ? dir : "/dev/shm", job);
+    if (rank == 0) {
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+        CHECK(fd >= 0 && write(fd, "squat", 5) == 5);
+        close(fd);
+    }
+    mode_barrier();
+    if (rank == 0) {
+        CHECK(access(path, F_OK) == 0);
+        CHECK(unlink(path) == 0);
     }
 }
 
@@ -731,6 +793,7 @@ int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: test_mp exchange|overlap|rxoverlap|backpressure|peerlost|barrier|"
+                        "barrierlost|barriersquat|"
                         "shmfull|forever|learn|closerndv|crossing|pushdrop\n");
         return 2;
     }
@@ -747,6 +810,10 @@ int main(int argc, char **argv)
         mode_peerlost();
     else if (strcmp(argv[1], "barrier") == 0)
         mode_barrier();
+    else if (strcmp(argv[1], "barrierlost") == 0)
+        mode_barrierlost();
+    else if (strcmp(argv[1], "barriersquat") == 0)
+        mode_barriersquat();
     else if (strcmp(argv[1], "shmfull") == 0)
         mode_shmfull();
     else if (strcmp(argv[1], "forever") == 0)

@@ -1,0 +1,122 @@
+#!/bin/bash
+# nettest-configs.sh: configurations of nettest run alternately, and per cell the median over
+# rounds of each configuration's figure against the first configuration's.
+#
+# usage: bench/nettest-configs.sh [--rounds N] [--np NP] [--keep DIR] CONFIG... [-- PARAMS...]
+#   CONFIG: NAME=BUILD_DIR[,VAR=VALUE...]  csn's nettest of that build under its csnrun, with
+#           those variables set (e.g. msg=build,CSN_HOST_BARRIER=0), or
+#           NAME=mpi:BUILD_DIR              that build's nettest-mpi under mpirun.openmpi
+#                                           (--oversubscribe).
+#   --rounds N   rounds (default 8); each runs every CONFIG once, in the order given
+#   --np NP      ranks (default 4)
+#   --keep DIR   keep the outputs in DIR (NAME.ROUND.txt), else a temporary directory
+#   PARAMS       nettest's parameters (default: uK m1 M1024 K4 R1 T200 Ptotal, as
+#                bench/shm-vs-mpi.sh runs it)
+# Prints, for every CONFIG after the first, the median over all cells of the per-cell median
+# ratio (CONFIG/FIRST, MB/s: above 1 is faster), then that ratio per cell (rows: sizes,
+# columns: nettest's tests). Takes /tmp/csn-bench.lock itself (do not wrap it in flock).
+set -u
+me=nettest-configs.sh
+usage() { sed -n '5,17p' "$0" | sed 's/^# \{0,1\}//'; }
+die() { echo "$me: $2" >&2; exit "$1"; }
+
+rounds=8 np=4 keep=''
+configs=()
+while [ $# -gt 0 ]; do
+    case $1 in
+    -h | --help) usage; exit 0 ;;
+    --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
+    --np) np=${2:?--np needs a number}; shift 2 ;;
+    --keep) keep=${2:?--keep needs a directory}; shift 2 ;;
+    --) shift; break ;;
+    -*) die 2 "unknown option $1 (see --help)" ;;
+    *=*) configs+=("$1"); shift ;;
+    *) die 2 "a CONFIG is NAME=BUILD_DIR[,VAR=VALUE...] or NAME=mpi:BUILD_DIR, not '$1'" ;;
+    esac
+done
+params=("$@")
+[ ${#params[@]} -gt 0 ] || params=(uK m1 M1024 K4 R1 T200 Ptotal)
+case $rounds in '' | *[!0-9]* | 0) die 2 "--rounds must be a positive integer, not '$rounds'" ;; esac
+case $np in '' | *[!0-9]* | 0 | 1) die 2 "--np must be an integer of 2 or more, not '$np'" ;; esac
+[ ${#configs[@]} -ge 2 ] || die 2 "give at least two CONFIGs (see --help)"
+mpirun=$(command -v mpirun.openmpi || true)
+for c in "${configs[@]}"; do
+    name=${c%%=*} spec=${c#*=}
+    case $name in '' | *[!A-Za-z0-9_-]*) die 2 "a CONFIG's NAME is letters, digits, _ and -, not '$name'" ;; esac
+    dir=${spec%%,*}
+    case $dir in
+    mpi:*)
+        [ -x "${dir#mpi:}/bench/nettest/nettest-mpi" ] || die 2 "${dir#mpi:}/bench/nettest/nettest-mpi is not built"
+        [ -n "$mpirun" ] || die 2 "mpirun.openmpi not found (apt-get install openmpi-bin)" ;;
+    *) [ -x "$dir/bench/nettest/nettest" ] && [ -x "$dir/tools/csnrun/csnrun" ] ||
+        die 2 "$dir: nettest or csnrun is not built" ;;
+    esac
+done
+if [ -n "$keep" ]; then
+    T=$keep
+    mkdir -p "$T" || die 2 "cannot make $keep"
+else
+    T=$(mktemp -d /tmp/nettest-configs.XXXXXX) || exit 2
+    trap 'rm -rf "$T"' EXIT
+fi
+trap 'exit 130' INT TERM
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# Runs CONFIG $1 once into $2.
+run_config() {
+    local spec=${1#*=} out=$2 dir vars=()
+    dir=${spec%%,*}
+    [ "$spec" = "$dir" ] || IFS=, read -r -a vars <<<"${spec#*,}"
+    case $dir in
+    mpi:*) timeout 600 "$mpirun" -np "$np" --oversubscribe "${dir#mpi:}/bench/nettest/nettest-mpi" \
+        "${params[@]}" >"$out" 2>&1 ;;
+    *) timeout 600 env "${vars[@]}" "$dir/tools/csnrun/csnrun" -np "$np" "$dir/bench/nettest/nettest" \
+        "${params[@]}" >"$out" 2>&1 ;;
+    esac || { echo "$me: failed: ${1} (output: $out)" >&2; cat "$out" >&2; exit 1; }
+}
+
+exec 9>/tmp/csn-bench.lock
+flock 9
+echo "# $me ${configs[*]} -- ${params[*]}; $rounds rounds, $np ranks, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+for r in $(seq "$rounds"); do
+    echo "round $r/$rounds ..." >&2
+    for c in "${configs[@]}"; do
+        run_config "$c" "$T/${c%%=*}.$r.txt"
+    done
+done
+first=${configs[0]%%=*}
+for c in "${configs[@]:1}"; do
+    name=${c%%=*}
+    # nettest's table rows: size then one MB/s figure per test.
+    awk -v A="$name" -v B="$first" '
+    function med(a, n,    i, j, t) {
+        for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    FNR == 1 { n = split(FILENAME, q, "/"); split(q[n], w, "."); k = w[1]; r = w[2]; tab = 0 }
+    /^Size/ { tab = 1; if (hdr == "") for (c = 2; c <= NF; c++) hdr = hdr sprintf(" %6s", $c); next }
+    NF == 0 { tab = 0 }
+    tab && $1 ~ /^[0-9]+$/ {
+        if (!($1 in seen)) { seen[$1] = 1; order[++ns] = $1 }
+        if (NF - 1 > nc) nc = NF - 1
+        for (c = 2; c <= NF; c++) v[k, r, $1, c] = $c
+        if (r > R) R = r
+    }
+    END {
+        m = 0
+        for (i = 1; i <= ns; i++) {
+            s = order[i]; line = sprintf("%9s", s)
+            for (c = 2; c <= nc + 1; c++) {
+                n = 0
+                for (r = 1; r <= R; r++)
+                    if ((A, r, s, c) in v && (B, r, s, c) in v && v[B, r, s, c] > 0) a[++n] = v[A, r, s, c] / v[B, r, s, c]
+                if (n) { x = med(a, n); cell[++m] = x; line = line sprintf(" %6.2f", x) } else line = line "      -"
+            }
+            rows[i] = line
+        }
+        printf "%s/%s: median cell %.3f over %d cells (per cell: median over %d rounds)\n", A, B, m ? med(cell, m) : 0, m, R
+        printf "%9s%s\n", "size,K", hdr
+        for (i = 1; i <= ns; i++) print rows[i]
+    }' "$T"/"$name".*.txt "$T"/"$first".*.txt
+done
