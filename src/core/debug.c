@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/debug.h"
+#include "core/hostbar.h"
 #include "core/netid.h"
 #include "core/state.h"
 #include "transport/ofi/ofi.h"
@@ -51,8 +52,14 @@ void csni_debug_open(const struct csni_proc *p)
                    t->use_shm ? "shm" : t->net->name,
                    p->listen2_net ? p->listen2_net->name : "none (the job runs on one host)");
         if (t->use_shm)
-            debug_line(p, "shm: rings of %llu bytes in %s over %s connections",
-                       (unsigned long long)t->shm_ring, t->shm_dir, t->net->name);
+            debug_line(p, "shm: rings of %llu bytes in %s over %s connections, mapped %s",
+                       (unsigned long long)t->shm_ring, t->shm_dir, t->net->name,
+                       t->shm_populate ? "whole when a pair connects (CSN_SHM_POPULATE=1)"
+                                       : "page by page as they are touched (CSN_SHM_POPULATE=0)");
+        debug_line(p, "barrier: %s",
+                   csni_hostbar_wanted(p)
+                       ? "a counter in shared memory from the third (all ranks on this host)"
+                       : "messages (CSN_HOST_BARRIER=0, no shm, or ranks on other hosts)");
     }
     if (t->net) {
         char pull[160] = "shm: streamed through the ring";

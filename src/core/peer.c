@@ -111,7 +111,8 @@ static csn_status peer_connect(struct csni_proc *p, struct csni_peer *pp, uint32
             goto fail;
         }
         peer_shm_path(p, p->me, pp->proc, lane, nonce, path, sizeof path);
-        if ((rv = csni_shm_create(path, p->tun.shm_ring, p->tun.shm_membarrier, &shm)) != CSN_OK)
+        if ((rv = csni_shm_create(path, p->tun.shm_ring, p->tun.shm_membarrier, p->tun.shm_populate,
+                                  &shm)) != CSN_OK)
             goto fail;
     }
     struct csni_frame f = csni_frame_hello((uint64_t)p->me, shm != NULL, lane,
@@ -355,7 +356,7 @@ void csni_peer_accept(struct csni_proc *p, struct csni_conn *c)
     if (csni_frame_hello_ring(f)) {
         peer_shm_path(p, (int)proc, p->me, csni_frame_hello_lane(f), csni_frame_hello_nonce(f),
                       path, sizeof path);
-        if (csni_shm_attach(path, p->tun.shm_membarrier, &shm) != CSN_OK) {
+        if (csni_shm_attach(path, p->tun.shm_membarrier, p->tun.shm_populate, &shm) != CSN_OK) {
             csni_conn_fail(c, "cannot map the shared-memory segment of the connection");
             return;
         }

@@ -163,11 +163,13 @@ static csn_status proc_key(struct csni_proc *p)
     return CSN_OK;
 }
 
+#define PROC_POPULATE_MAX 64
+
 /* The network's tunables: the kind within the host and the shared memory over it. */
 static csn_status proc_net_tunables(struct csni_proc *p)
 {
     struct csni_tun *tun = &p->tun;
-    uint64_t v[10];
+    uint64_t v[11];
     csn_status rv;
     const char *tr = getenv("CSN_TRANSPORT");
     if (!tr || !*tr)
@@ -204,9 +206,15 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         (rv = proc_env_bytes("CSN_SHM_PULL", 0, 0, CSNI_PULL_NEVER, &v[7])) != CSN_OK ||
         (rv = proc_env_bytes("CSN_SHM_PULL_MAX", CSNI_PULL_NEVER, 0, CSNI_PULL_NEVER, &v[8])) !=
             CSN_OK ||
-        (rv = proc_env_u64("CSN_HOST_BARRIER", 1, 0, 1, &v[9])) != CSN_OK)
+        (rv = proc_env_u64("CSN_HOST_BARRIER", 1, 0, 1, &v[9])) != CSN_OK ||
+        (rv = proc_env_u64("CSN_SHM_POPULATE", p->boot.local_size <= PROC_POPULATE_MAX, 0, 1,
+                           &v[10])) != CSN_OK)
         return rv;
     tun->host_barrier = v[9] != 0;
+    /* Up to PROC_POPULATE_MAX ranks on the host: a rank's rings to its peers are mapped whole
+     * when the pair connects (shm.c, shm_map_flags); beyond, where start-up at scale makes
+     * many pairs that each carry a message or two, page by page as they are touched. */
+    tun->shm_populate = v[10] != 0;
     if ((v[0] & (v[0] - 1)) != 0) {
         fprintf(stderr, "csn: CSN_SHM_RING=%llu: expected a power of two from 4096\n",
                 (unsigned long long)v[0]);

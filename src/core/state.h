@@ -53,6 +53,7 @@ struct csni_tun {
     char shm_dir[256];
     uint64_t shm_ring;
     bool shm_membarrier; /* the sleeper's membarrier stands in for the ringer's fence */
+    bool shm_populate;   /* a pair's rings mapped whole at once (CSN_SHM_POPULATE) */
     size_t shm_eager;
     /* Half of it: longer receives count as large (t->large_rx), and longer messages may go as
      * a pulled rendezvous both ways at once, so csni_tx_now leaves them to match_send. */

@@ -27,8 +27,8 @@ static void ring_open(void)
 {
     char path[128];
     snprintf(path, sizeof path, "/dev/shm/csn-test-ring.%d", (int)getpid());
-    CHECK_OK(csni_shm_create(path, RING, true, &tx));
-    CHECK_OK(csni_shm_attach(path, true, &rx)); /* unlinks it */
+    CHECK_OK(csni_shm_create(path, RING, true, true, &tx));
+    CHECK_OK(csni_shm_attach(path, true, true, &rx)); /* unlinks it */
     CHECK(access(path, F_OK) != 0);
 }
 
@@ -217,7 +217,7 @@ static void bell_child(const char *path, bool membarrier, int bell)
     uint8_t pay[8];
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
         _exit(2); /* a parent that failed leaves no spinning child */
-    if (csni_shm_attach(path, membarrier, &me) != CSN_OK)
+    if (csni_shm_attach(path, membarrier, false, &me) != CSN_OK)
         _exit(3);
     me->bell_fd = bell;
     for (uint32_t k = 0; k < BELL_N; k++) {
@@ -245,7 +245,7 @@ static void test_doorbell(bool membarrier)
     int sv[2], status;
     unsigned sleeps = 0;
     snprintf(path, sizeof path, "/dev/shm/csn-test-bell.%d", (int)getpid());
-    CHECK_OK(csni_shm_create(path, RING, membarrier, &tx));
+    CHECK_OK(csni_shm_create(path, RING, membarrier, false, &tx));
     CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
     pid_t pid = fork();
     CHECK(pid >= 0);

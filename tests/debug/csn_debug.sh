@@ -51,6 +51,16 @@ run CSN_DEBUG=1 CSN_LOCK_BIAS=0 || fail "hello with CSN_LOCK_BIAS=0 failed"
 has "^csn\[0 pid [0-9]*\]: locks: plain spin locks"
 run CSN_DEBUG=1 CSN_LOCK_BIAS=2 && fail "CSN_LOCK_BIAS=2 was taken"
 has "CSN_LOCK_BIAS=2: expected an integer from 0 to 1"
+# A pair's rings mapped whole up to 64 ranks on the host, else page by page; the barrier of a
+# one-host job over shm through a counter, else over messages.
+run CSN_DEBUG=1 || fail "hello with CSN_DEBUG=1 failed"
+has "^csn\[0 pid [0-9]*\]: shm: rings of 262144 bytes in /dev/shm over unix connections, mapped whole"
+has "^csn\[0 pid [0-9]*\]: barrier: a counter in shared memory"
+run CSN_DEBUG=1 CSN_SHM_POPULATE=0 CSN_HOST_BARRIER=0 || fail "hello with CSN_SHM_POPULATE=0 failed"
+has "^csn\[0 pid [0-9]*\]: shm: .*mapped page by page"
+has "^csn\[0 pid [0-9]*\]: barrier: messages"
+run CSN_DEBUG=1 CSN_SHM_POPULATE=2 && fail "CSN_SHM_POPULATE=2 was taken"
+has "CSN_SHM_POPULATE=2: expected an integer from 0 to 1"
 
 run CSN_DEBUG=2 CSN_TRANSPORT=unix || fail "hello with CSN_DEBUG=2 failed"
 has '^csn\[1 pid [0-9]*\]: peer rank 0: unix$'

@@ -92,6 +92,16 @@ struct shm_seg_hdr {
 #define SHM_MAGIC 0xC5A15E6D00000001ull
 #define SHM_HDR 4096u
 
+/* Every page mapped at once (populate) or at its first touch. A first touch is a fault of
+ * about 1 us on each side, and a ring's pages are first touched as its first records go by:
+ * in nettest's first timed exchanges (1 KiB cells 0.85-0.90x Open MPI's where they were
+ * 1.27-1.32x populated; BENCHMARKS.md, issue 19). Mapping them up front costs as much per
+ * page, also for pages a short job never reaches (a 1024-rank start-up 1.2x). */
+static int shm_map_flags(bool populate)
+{
+    return MAP_SHARED | (populate ? MAP_POPULATE : 0);
+}
+
 static size_t shm_ring_stride(uint64_t ring_bytes)
 {
     return sizeof(struct shm_ring) + ring_bytes;
@@ -177,7 +187,8 @@ static csn_status shm_errno(int e)
     return e == ENOMEM ? CSN_NO_HEAP : CSN_SYSTEM_ERROR;
 }
 
-csn_status csni_shm_create(const char *path, uint64_t rb, bool membarrier, struct csni_shm **out)
+csn_status csni_shm_create(const char *path, uint64_t rb, bool membarrier, bool populate,
+                           struct csni_shm **out)
 {
     size_t size = shm_seg_size(rb);
     void *base;
@@ -194,7 +205,7 @@ csn_status csni_shm_create(const char *path, uint64_t rb, bool membarrier, struc
         unlink(path);
         return shm_errno(e);
     }
-    base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    base = mmap(NULL, size, PROT_READ | PROT_WRITE, shm_map_flags(populate), fd, 0);
     e = errno;
     close(fd);
     if (base == MAP_FAILED) {
@@ -213,7 +224,7 @@ csn_status csni_shm_create(const char *path, uint64_t rb, bool membarrier, struc
     return rv;
 }
 
-csn_status csni_shm_attach(const char *path, bool membarrier, struct csni_shm **out)
+csn_status csni_shm_attach(const char *path, bool membarrier, bool populate, struct csni_shm **out)
 {
     struct stat st;
     void *base;
@@ -225,7 +236,7 @@ csn_status csni_shm_attach(const char *path, bool membarrier, struct csni_shm **
         close(fd);
         return CSN_SYSTEM_ERROR;
     }
-    base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, shm_map_flags(populate), fd, 0);
     e = errno;
     close(fd);
     if (base == MAP_FAILED)

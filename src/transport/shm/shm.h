@@ -32,12 +32,13 @@ struct csni_shm {
 /* The creating side makes the segment at path (O_EXCL: never someone else's file), sized and
  * allocated up front (a full file system is an error now, never a SIGBUS later); the other side
  * maps it and unlinks it. membarrier: register the process for the asymmetric barrier (see
- * shm.c; CSN_SHM_MEMBARRIER), if the kernel offers it. Do not block. CSN_OK, CSN_NO_HEAP or
- * CSN_SYSTEM_ERROR (errno says why; create prints a line on stderr). The caller owns *out
+ * shm.c; CSN_SHM_MEMBARRIER), if the kernel offers it. populate: map every page now
+ * (MAP_POPULATE, CSN_SHM_POPULATE), not at its first touch. Do not block. CSN_OK, CSN_NO_HEAP
+ * or CSN_SYSTEM_ERROR (errno says why; create prints a line on stderr). The caller owns *out
  * (csni_shm_unmap). */
-csn_status csni_shm_create(const char *path, uint64_t ring_bytes, bool membarrier,
+csn_status csni_shm_create(const char *path, uint64_t ring_bytes, bool membarrier, bool populate,
                            struct csni_shm **out);
-csn_status csni_shm_attach(const char *path, bool membarrier, struct csni_shm **out);
+csn_status csni_shm_attach(const char *path, bool membarrier, bool populate, struct csni_shm **out);
 void csni_shm_unmap(struct csni_shm *s);
 pid_t csni_shm_peer_pid(const struct csni_shm *s);
 
