@@ -35,6 +35,7 @@
 
 #include "core/hostbar.h"
 #include "core/poll.h"
+#include "core/wait.h"
 
 #define HOSTBAR_MAGIC UINT64_C(0x31307261626e7363) /* "csnbar01", little-endian */
 #define HOSTBAR_LOOK_NS UINT64_C(100000000)        /* the first look for the dead, then each */
@@ -272,6 +273,12 @@ csn_status csni_hostbar_wait(struct csni_proc *p, struct csni_hostbar *h)
      * a pure spin holds the CPU for a time slice). */
     bool polite = p->tun.oversubscribed;
     uint64_t spin_end = 0, look = 0;
+    /* Counted as a spinner while it spins, as any wait of the library: a progress thread
+     * that took the thread for one that computes would poll beside it and take the next
+     * large messages' pulls, two copies on one rank's CPU (both ways at 1-4 MiB 0.6x with
+     * that, BENCHMARKS.md, issue 19). */
+    bool counted = true;
+    csni_wait_spin_begin(p);
     for (unsigned turn = 0; atomic_load(&seg->gen) == g; turn++) {
         if ((turn & 15) == 15) {
             if (atomic_load(&seg->broken)) {
@@ -306,6 +313,10 @@ csn_status csni_hostbar_wait(struct csni_proc *p, struct csni_hostbar *h)
         }
         if (now < spin_end)
             continue;
+        if (counted) { /* asleep, it moves nothing: the progress thread may */
+            csni_wait_spin_end(p, true);
+            counted = false;
+        }
         atomic_fetch_add(&seg->sleepers, 1);
         if (atomic_load(&seg->gen) == g) {
             uint64_t nap = look - now < p->tun.nap_ns ? look - now : p->tun.nap_ns;
@@ -313,6 +324,7 @@ csn_status csni_hostbar_wait(struct csni_proc *p, struct csni_hostbar *h)
         }
         atomic_fetch_sub(&seg->sleepers, 1);
     }
+    csni_wait_spin_end(p, counted);
 out:
     /* Frames that peers wrote into their rings before they arrived are visible now (their
      * adds came after them): take them in, as the message barrier does with what precedes

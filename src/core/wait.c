@@ -65,6 +65,16 @@ static void wait_unspin(struct csni_proc *p, bool counted)
         atomic_fetch_sub(&p->prog.spinners, 1);
 }
 
+void csni_wait_spin_begin(struct csni_proc *p)
+{
+    atomic_fetch_add(&p->prog.spinners, 1);
+}
+
+void csni_wait_spin_end(struct csni_proc *p, bool counted)
+{
+    wait_unspin(p, counted);
+}
+
 /* A look that found its completion at once is activity too: a thread that takes completions
  * as fast as the progress thread delivers them would otherwise never seem to wait, and the
  * progress thread, taking it for one that computes, would go on polling beside it (see
