@@ -485,7 +485,7 @@ static csn_status api_barrier_tree(struct csni_proc *p, int me, int n, uint64_t 
  * second's messages carry whether each could; from the third on, all use it or none. */
 static csn_status api_barrier_msg(struct csni_proc *p, int me, int n, uint64_t gen)
 {
-    bool setup = gen <= 2 && csni_hostbar_wanted(p);
+    bool setup = gen <= 2 && p->tun.host_barrier;
     if (setup && gen == (me == 0 ? 1u : 2u))
         p->hostbar_new = me == 0 ? csni_hostbar_create(p) : csni_hostbar_open(p);
     bool host = setup && gen == 2 && p->hostbar_new != NULL;

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "core/debug.h"
-#include "core/hostbar.h"
 #include "core/netid.h"
 #include "core/state.h"
 #include "transport/ofi/ofi.h"
@@ -57,7 +56,7 @@ void csni_debug_open(const struct csni_proc *p)
                        t->shm_populate ? "whole when a pair connects (CSN_SHM_POPULATE=1)"
                                        : "page by page as they are touched (CSN_SHM_POPULATE=0)");
         debug_line(p, "barrier: %s",
-                   csni_hostbar_wanted(p)
+                   t->host_barrier
                        ? "a counter in shared memory from the third (all ranks on this host)"
                        : "messages (CSN_HOST_BARRIER=0, no shm, or ranks on other hosts)");
     }

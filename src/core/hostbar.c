@@ -66,12 +66,6 @@ struct csni_hostbar {
     uint64_t arrivals; /* barriers this rank arrived at through the segment */
 };
 
-bool csni_hostbar_wanted(const struct csni_proc *p)
-{
-    return p->tun.host_barrier && p->tun.use_shm && p->boot.launched && p->boot.size > 1 &&
-           p->boot.local_size == p->boot.size && p->boot.jobid[0] != '\0' && !p->forked;
-}
-
 static size_t hostbar_len(uint32_t n)
 {
     return sizeof(struct hostbar_seg) + (size_t)n * sizeof(struct hostbar_slot);

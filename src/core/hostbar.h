@@ -7,7 +7,7 @@
  * the generation that the others watch (1.2-1.7 us; BENCHMARKS.md, issue 19). The segment is
  * set up by the job's first two barriers, over messages (core/api.c): rank 0 makes it before
  * the first, the others open it before the second, whose messages carry each one's answer;
- * from the third on, all use it or none. */
+ * from the third on, all use it or none. Only where p->tun.host_barrier (core/proc.c). */
 #ifndef CSNI_HOSTBAR_H
 #define CSNI_HOSTBAR_H
 
@@ -17,9 +17,6 @@
 
 struct csni_hostbar;
 
-/* Whether the job's barriers may go through a host segment: launched, more than one rank,
- * all on this host, shared memory in use, and CSN_HOST_BARRIER not 0. */
-bool csni_hostbar_wanted(const struct csni_proc *p);
 /* Rank 0, before the first barrier: makes the segment (<shm_dir>/csn.<jobid>.0.0.bar, 0600,
  * ours alone). NULL when it cannot: the job keeps the message barrier. Never blocks long. */
 struct csni_hostbar *csni_hostbar_create(const struct csni_proc *p);

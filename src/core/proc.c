@@ -210,7 +210,9 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         (rv = proc_env_u64("CSN_SHM_POPULATE", p->boot.local_size <= PROC_POPULATE_MAX, 0, 1,
                            &v[10])) != CSN_OK)
         return rv;
-    tun->host_barrier = v[9] != 0;
+    tun->host_barrier = v[9] != 0 && tun->use_shm && p->boot.launched && p->boot.size > 1 &&
+                        p->boot.local_size == p->boot.size && p->boot.jobid[0] != '\0' &&
+                        !p->forked;
     /* Up to PROC_POPULATE_MAX ranks on the host: a rank's rings to its peers are mapped whole
      * when the pair connects (shm.c, shm_map_flags); beyond, where start-up at scale makes
      * many pairs that each carry a message or two, page by page as they are touched. */

@@ -49,7 +49,9 @@ struct csni_tun {
     bool own_sends;
     const struct csni_net_ops *net; /* the network kind within the host */
     bool use_shm;                   /* shared-memory rings over the host's connections */
-    bool host_barrier;              /* CSN_HOST_BARRIER: a one-host job's barrier in shm */
+    /* The job's barriers may go through the host barrier (core/hostbar.c): CSN_HOST_BARRIER,
+     * shared memory, launched, more than one rank, all of them on this host, not forked. */
+    bool host_barrier;
     char shm_dir[256];
     uint64_t shm_ring;
     bool shm_membarrier; /* the sleeper's membarrier stands in for the ringer's fence */
