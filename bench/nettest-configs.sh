@@ -7,7 +7,8 @@
 #           those variables set (e.g. msg=build,CSN_HOST_BARRIER=0), or
 #           NAME=mpi:BUILD_DIR              that build's nettest-mpi under mpirun.openmpi
 #                                           (--oversubscribe).
-#   --rounds N   rounds (default 8); each runs every CONFIG once, in the order given
+#   --rounds N   rounds (default 8); each runs every CONFIG once, round r starting at the
+#                r-th CONFIG (the order turns)
 #   --np NP      ranks (default 4)
 #   --keep DIR   keep the outputs in DIR (NAME.ROUND.txt), else a temporary directory
 #   PARAMS       nettest's parameters (default: uK m1 M1024 K4 R1 T200 Ptotal, as
@@ -17,7 +18,7 @@
 # columns: nettest's tests). Takes /tmp/csn-bench.lock itself (do not wrap it in flock).
 set -u
 me=nettest-configs.sh
-usage() { sed -n '5,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,18p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "$me: $2" >&2; exit "$1"; }
 
 rounds=8 np=4 keep=''
@@ -79,9 +80,13 @@ exec 9>/tmp/csn-bench.lock
 flock 9
 echo "# $me ${configs[*]} -- ${params[*]}; $rounds rounds, $np ranks, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+# The order turns by one each round: a run right after another configuration's (Open MPI's
+# exit, its files) must not always fall to the same one.
+n=${#configs[@]}
 for r in $(seq "$rounds"); do
     echo "round $r/$rounds ..." >&2
-    for c in "${configs[@]}"; do
+    for i in $(seq 0 $((n - 1))); do
+        c=${configs[$(((i + r - 1) % n))]}
         run_config "$c" "$T/${c%%=*}.$r.txt"
     done
 done
