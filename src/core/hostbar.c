@@ -262,9 +262,9 @@ csn_status csni_hostbar_wait(struct csni_proc *p, struct csni_hostbar *h)
             hostbar_wake(&seg->gen);
         goto out;
     }
-    /* Where ranks outnumber CPUs the ones we wait for may need our CPU: yield at every turn
-     * (4 ranks on 2 CPUs: 1.2 us per barrier, the same with a yield at every fourth turn;
-     * a pure spin holds the CPU for a time slice). */
+    /* Where ranks outnumber CPUs the ones we wait for may need our CPU: yield at every turn (a
+     * counter barrier of 4 processes on 2 CPUs without the library: 1.2 us per barrier, the
+     * same with a yield at every fourth turn; a pure spin holds the CPU for a time slice). */
     bool polite = p->tun.oversubscribed;
     uint64_t spin_end = 0, look = 0;
     /* Counted as a spinner while it spins, as any wait of the library: a progress thread

@@ -4,7 +4,7 @@
  * The message barrier (core/api.c) takes log2(N) rounds of messages, each a hand-over between
  * processes; where ranks outnumber CPUs most of them wait for the CPU too (4 ranks on 2 CPUs:
  * 3.1-4.2 us, Open MPI's 2.2). Here each rank adds one to a counter and the last one moves
- * the generation that the others watch (1.2-1.7 us; BENCHMARKS.md, issue 19). The segment is
+ * the generation that the others watch (1.4-2.0 us; BENCHMARKS.md, issue 19). The segment is
  * set up by the job's first two barriers, over messages (core/api.c): rank 0 makes it before
  * the first, the others open it before the second, whose messages carry each one's answer;
  * from the third on, all use it or none. Only where p->tun.host_barrier (core/proc.c). */
