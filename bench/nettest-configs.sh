@@ -6,7 +6,9 @@
 #   CONFIG: NAME=BUILD_DIR[,VAR=VALUE...]  csn's nettest of that build under its csnrun, with
 #           those variables set (e.g. msg=build,CSN_HOST_BARRIER=0), or
 #           NAME=mpi:BUILD_DIR              that build's nettest-mpi under mpirun.openmpi
-#                                           (--oversubscribe).
+#                                           (--oversubscribe), or
+#           NAME=floor:BUILD_DIR            that build's nettest-floor (the same cells with
+#                                           no library: one process_vm_readv per message).
 #   --rounds N   rounds (default 8); each runs every CONFIG once, round r starting at the
 #                r-th CONFIG (the order turns)
 #   --np NP      ranks (default 4)
@@ -18,7 +20,7 @@
 # columns: nettest's tests). Takes /tmp/csn-bench.lock itself (do not wrap it in flock).
 set -u
 me=nettest-configs.sh
-usage() { sed -n '5,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,20p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "$me: $2" >&2; exit "$1"; }
 
 rounds=8 np=4 keep=''
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
     --) shift; break ;;
     -*) die 2 "unknown option $1 (see --help)" ;;
     *=*) configs+=("$1"); shift ;;
-    *) die 2 "a CONFIG is NAME=BUILD_DIR[,VAR=VALUE...] or NAME=mpi:BUILD_DIR, not '$1'" ;;
+    *) die 2 "a CONFIG is NAME=BUILD_DIR[,VAR=VALUE...], NAME=mpi:BUILD_DIR or NAME=floor:BUILD_DIR, not '$1'" ;;
     esac
 done
 params=("$@")
@@ -49,6 +51,8 @@ for c in "${configs[@]}"; do
     mpi:*)
         [ -x "${dir#mpi:}/bench/nettest/nettest-mpi" ] || die 2 "${dir#mpi:}/bench/nettest/nettest-mpi is not built"
         [ -n "$mpirun" ] || die 2 "mpirun.openmpi not found (apt-get install openmpi-bin)" ;;
+    floor:*)
+        [ -x "${dir#floor:}/bench/nettest/nettest-floor" ] || die 2 "${dir#floor:}/bench/nettest/nettest-floor is not built" ;;
     *) [ -x "$dir/bench/nettest/nettest" ] && [ -x "$dir/tools/csnrun/csnrun" ] ||
         die 2 "$dir: nettest or csnrun is not built" ;;
     esac
@@ -71,6 +75,7 @@ run_config() {
     case $dir in
     mpi:*) timeout 600 "$mpirun" -np "$np" --oversubscribe "${dir#mpi:}/bench/nettest/nettest-mpi" \
         "${params[@]}" >"$out" 2>&1 ;;
+    floor:*) timeout 600 "${dir#floor:}/bench/nettest/nettest-floor" --np "$np" "${params[@]}" >"$out" 2>&1 ;;
     *) timeout 600 env "${vars[@]}" "$dir/tools/csnrun/csnrun" -np "$np" "$dir/bench/nettest/nettest" \
         "${params[@]}" >"$out" 2>&1 ;;
     esac || { echo "$me: failed: ${1} (output: $out)" >&2; cat "$out" >&2; exit 1; }

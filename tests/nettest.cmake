@@ -108,6 +108,19 @@ nt_test(barrier_bench_csn_bad csn 60 ${CMAKE_COMMAND}
         "-DCMD=$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:barrier-bench>|0" -DRC=2
         -DERR_MATCH=usage -P ${BB_CHECK})
 
+# nettest-floor (nettest's cells with no library): its table on 3 processes, the same
+# parameters as nettest, and bad arguments refused with one line and status 2.
+nt_test(nettest_floor csn 60 ${CMAKE_COMMAND}
+        "-DCMD=$<TARGET_FILE:nettest-floor>|--np|3|uK|m1|M4|K4|R1|T5|Ptotal" -DRC=0
+        "-DMATCH=nettest-floor: 3 processes|Size,K\tStar\tStar2\tChaos\tChaos2\tRing\tRing2\n1\t[0-9.]+\t[0-9.]+\t[0-9.]+\t[0-9.]+\t[0-9.]+\t[0-9.]+\n4\t[0-9.]+"
+        -P ${BB_CHECK})
+foreach(bad "--np|1|uK" "--np|x" "uK|m1|bogus" "uK|o/tmp/x")
+  string(MAKE_C_IDENTIFIER "${bad}" id)
+  nt_test(nettest_floor_bad_${id} csn 30 ${CMAKE_COMMAND}
+          "-DCMD=$<TARGET_FILE:nettest-floor>|${bad}" -DRC=2 -DONE_LINE=1
+          -DERR_MATCH=nettest-floor: -P ${BB_CHECK})
+endforeach()
+
 # bench/nettest-configs.sh: configurations of nettest alternated, per-cell ratios (the host
 # barrier on and off; Open MPI's twin too, except in sanitizer builds: its own leaks and races
 # are not csn's).

@@ -1,6 +1,7 @@
 #!/bin/sh
-# bench/nettest-configs.sh, short: two rounds of a tiny nettest in two configurations (the host
-# barrier on and off; Open MPI too when it is there), the ratio table, and the argument errors.
+# bench/nettest-configs.sh, short: two rounds of a tiny nettest in three configurations (the
+# host barrier on and off, nettest-floor; Open MPI too when it is there), the ratio tables, and
+# the argument errors.
 # usage: nettest_configs.sh SCRIPT BUILD_DIR
 script=$1 build=$2
 fail() { echo "FAIL: $*"; exit 1; }
@@ -13,7 +14,7 @@ for args in "--rounds 0 a=$build b=$build" "--np 1 a=$build b=$build" "a=$build"
     [ "$st" = 2 ] || fail "'$args' exited $st, not 2"
     [ "$(echo "$err" | wc -l)" = 1 ] || fail "'$args' printed more than one line: $err"
 done
-configs="msg=$build,CSN_HOST_BARRIER=0 host=$build"
+configs="msg=$build,CSN_HOST_BARRIER=0 host=$build floor=floor:$build"
 mpi=1
 command -v mpirun.openmpi >/dev/null && [ -x "$build/bench/nettest/nettest-mpi" ] || mpi=0
 [ "${NETTEST_CONFIGS_NO_MPI:-0}" = 1 ] && mpi=0
@@ -22,10 +23,10 @@ command -v mpirun.openmpi >/dev/null && [ -x "$build/bench/nettest/nettest-mpi" 
 out=$("$script" --rounds 2 --np 3 $configs -- uK m1 M4 K4 R1 T10 Ptotal 2>&1) ||
     { echo "$out"; fail "the run failed"; }
 echo "$out"
-for c in host $( [ $mpi = 1 ] && echo mpi); do
+for c in host floor $( [ $mpi = 1 ] && echo mpi); do
     echo "$out" | grep -qE "^$c/msg: median cell [0-9.]+ over 12 cells \(per cell: median over 2 rounds\)$" ||
         fail "no summary for $c"
 done
 echo "$out" | grep -qE "^ +size,K +Star +Star2 +Chaos +Chaos2 +Ring +Ring2$" || fail "no header"
-[ "$(echo "$out" | grep -cE '^ +(1|4)( +[0-9]+\.[0-9]{2}){6}$')" = $((2 + 2 * mpi)) ] || fail "rows missing"
+[ "$(echo "$out" | grep -cE '^ +(1|4)( +[0-9]+\.[0-9]{2}){6}$')" = $((4 + 2 * mpi)) ] || fail "rows missing"
 echo PASS
