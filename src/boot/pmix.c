@@ -6,6 +6,7 @@
 #include "boot/module.h"
 #include "boot/pmix.h"
 #include "boot/pmix_module.h"
+#include "core/hostbar.h"
 #include "core/thread.h"
 
 #include <dirent.h>
@@ -253,7 +254,7 @@ static void pmix_atexit(void)
             if (strncmp(e->d_name, prefix, pl) == 0 &&
                 ((sscanf(e->d_name + pl, "%d.%d.%u", &from, &to, &lane) == 3 &&
                   to == pmix_saved.rank && from != to) ||
-                 (pmix_saved.rank == 0 && strcmp(e->d_name + pl, "0.0.bar") == 0)))
+                 (pmix_saved.rank == 0 && strcmp(e->d_name + pl, CSNI_HOSTBAR_NAME) == 0)))
                 unlinkat(dirfd(d), e->d_name, 0);
         }
         closedir(d);

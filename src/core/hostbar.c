@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -29,12 +28,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/futex.h"
 #include "core/hostbar.h"
 #include "core/poll.h"
+#include "core/state.h"
 #include "core/wait.h"
 
 #define HOSTBAR_MAGIC UINT64_C(0x31307261626e7363) /* "csnbar01", little-endian */
@@ -73,7 +73,7 @@ static size_t hostbar_len(uint32_t n)
 
 static int hostbar_path(const struct csni_proc *p, char *path, size_t cap)
 {
-    int w = snprintf(path, cap, "%s/csn.%s.0.0.bar", p->tun.shm_dir, p->boot.jobid);
+    int w = snprintf(path, cap, "%s/csn.%s." CSNI_HOSTBAR_NAME, p->tun.shm_dir, p->boot.jobid);
     return w > 0 && (size_t)w < cap ? 0 : -1;
 }
 
@@ -120,8 +120,7 @@ static int hostbar_fill_slot(struct csni_hostbar *h, const struct csni_proc *p)
     char state;
     if (hostbar_stat(p->pid, &s->start, &state) != 0)
         return -1;
-    s->pid = p->pid;
-    atomic_store_explicit(&s->arrived, 0, memory_order_relaxed);
+    s->pid = p->pid; /* arrived: 0, as posix_fallocate left it */
     return 0;
 }
 
@@ -216,19 +215,6 @@ void csni_hostbar_close(struct csni_hostbar *h)
     free(h);
 }
 
-/* The futex calls of a word that several processes map (not private). */
-static void hostbar_wake(_Atomic uint32_t *w)
-{
-    (void)syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-static void hostbar_sleep(_Atomic uint32_t *w, uint32_t val, uint64_t ns)
-{
-    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
-                          .tv_nsec = (long)(ns % 1000000000u)};
-    (void)syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, val, &ts, NULL, 0); /* a hint */
-}
-
 /* Whether a rank that has not arrived at barrier `want` is dead (see the top of the file). */
 static bool hostbar_someone_dead(const struct csni_hostbar *h, uint64_t want)
 {
@@ -259,7 +245,7 @@ csn_status csni_hostbar_wait(struct csni_proc *p, struct csni_hostbar *h)
         atomic_store(&seg->count, 0);
         atomic_store(&seg->gen, g + 1);
         if (atomic_load(&seg->sleepers) != 0)
-            hostbar_wake(&seg->gen);
+            csni_futex_wake_shared(&seg->gen);
         return CSN_OK;
     }
     /* Where ranks outnumber CPUs the ones we wait for may need our CPU: yield at every turn (a
@@ -302,7 +288,7 @@ csn_status csni_hostbar_wait(struct csni_proc *p, struct csni_hostbar *h)
             look = now + HOSTBAR_LOOK_NS;
             if (hostbar_someone_dead(h, want)) {
                 atomic_store(&seg->broken, 1);
-                hostbar_wake(&seg->gen);
+                csni_futex_wake_shared(&seg->gen);
                 rv = CSN_PEER_LOST;
                 break;
             }
@@ -316,7 +302,7 @@ csn_status csni_hostbar_wait(struct csni_proc *p, struct csni_hostbar *h)
         atomic_fetch_add(&seg->sleepers, 1);
         if (atomic_load(&seg->gen) == g) {
             uint64_t nap = look - now < p->tun.nap_ns ? look - now : p->tun.nap_ns;
-            hostbar_sleep(&seg->gen, g, nap);
+            (void)csni_futex_wait_shared(&seg->gen, g, nap); /* a hint */
         }
         atomic_fetch_sub(&seg->sleepers, 1);
     }

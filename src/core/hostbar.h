@@ -11,10 +11,14 @@
 #ifndef CSNI_HOSTBAR_H
 #define CSNI_HOSTBAR_H
 
-#include <stdbool.h>
+#include "csn.h"
 
-#include "core/state.h"
+/* The segment's name in the shared-memory directory: csn.<jobid>.CSNI_HOSTBAR_NAME (the
+ * PMIx exit handler of rank 0 removes it, boot/pmix.c, when the job ended before its second
+ * barrier; csnrun's cleanup takes it with the rings of rank 0). */
+#define CSNI_HOSTBAR_NAME "0.0.bar"
 
+struct csni_proc;
 struct csni_hostbar;
 
 /* Rank 0, before the first barrier: makes the segment (<shm_dir>/csn.<jobid>.0.0.bar, 0600,

@@ -58,13 +58,6 @@ static void wait_note_activity(struct csni_proc *p)
                           memory_order_relaxed);
 }
 
-static void wait_unspin(struct csni_proc *p, bool counted)
-{
-    wait_note_activity(p);
-    if (counted)
-        atomic_fetch_sub(&p->prog.spinners, 1);
-}
-
 void csni_wait_spin_begin(struct csni_proc *p)
 {
     atomic_fetch_add(&p->prog.spinners, 1);
@@ -72,7 +65,9 @@ void csni_wait_spin_begin(struct csni_proc *p)
 
 void csni_wait_spin_end(struct csni_proc *p, bool counted)
 {
-    wait_unspin(p, counted);
+    wait_note_activity(p);
+    if (counted)
+        atomic_fetch_sub(&p->prog.spinners, 1);
 }
 
 /* A look that found its completion at once is activity too: a thread that takes completions
@@ -238,7 +233,7 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
             }
         }
         if (spinning && !counted && turn == 63) {
-            atomic_fetch_add(&p->prog.spinners, 1);
+            csni_wait_spin_begin(p);
             counted = true;
             if (!wait_counted)
                 wait_count_thread();
@@ -265,7 +260,7 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
         }
         if (now >= deadline) {
             if (spinning)
-                wait_unspin(p, counted);
+                csni_wait_spin_end(p, counted);
             return CSN_TIMEOUT;
         }
         /* Our own polls moved data since the spin's end was set: a transfer is under way (a
@@ -291,7 +286,7 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
         }
         if (spinning) {
             spinning = false;
-            wait_unspin(p, counted);
+            csni_wait_spin_end(p, counted);
             counted = false;
         }
         /* Sleep. The increment of sleepers comes before our look at the completion queue
@@ -315,7 +310,7 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
         atomic_fetch_sub(&t->sleepers, 1);
     }
     if (spinning)
-        wait_unspin(p, counted);
+        csni_wait_spin_end(p, counted);
     return CSN_OK;
 }
 
