@@ -4,15 +4,12 @@
 # the argument errors.
 # usage: nettest_configs.sh SCRIPT BUILD_DIR
 script=$1 build=$2
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
 # Argument errors: one line each, status 2, nothing run.
 for args in "--rounds 0 a=$build b=$build" "--np 1 a=$build b=$build" "a=$build" \
     "a=/nonexistent b=$build" "notaconfig" "--bogus a=$build b=$build" "a.b=$build c=$build" ""; do
     # shellcheck disable=SC2086
-    err=$("$script" $args 2>&1 >/dev/null)
-    st=$?
-    [ "$st" = 2 ] || fail "'$args' exited $st, not 2"
-    [ "$(echo "$err" | wc -l)" = 1 ] || fail "'$args' printed more than one line: $err"
+    refused "$script" $args
 done
 configs="msg=$build,CSN_HOST_BARRIER=0 host=$build floor=floor:$build"
 mpi=1

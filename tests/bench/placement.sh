@@ -3,14 +3,11 @@
 # Open MPI when it is there), their rows and summary, and the argument errors.
 # usage: placement.sh SCRIPT BUILD_DIR
 script=$1 build=$2
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
 # Argument errors: one line each, status 2, nothing run.
 for args in "--rounds 0 a=$build" "--far x a=$build" "a=/nonexistent" "notaconfig" "--bogus a=$build" ""; do
     # shellcheck disable=SC2086
-    err=$("$script" $args 2>&1 >/dev/null)
-    st=$?
-    [ "$st" = 2 ] || fail "'$args' exited $st, not 2"
-    [ "$(echo "$err" | wc -l)" = 1 ] || fail "'$args' printed more than one line: $err"
+    refused "$script" $args
 done
 configs="stream=$build,CSN_SHM_PULL_MAX=0 pull=$build"
 mpi=1

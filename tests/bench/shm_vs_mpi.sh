@@ -3,13 +3,10 @@
 # lines and goals it prints, the same goals again from --report, and the argument errors.
 # usage: shm_vs_mpi.sh SCRIPT BUILD_DIR
 script=$1 build=$2
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
 for args in "--rounds 0" "--bind socket" "--bands 0.1" "--bands a,b" "--rematch -1" "--bogus" "--report /nonexistent"; do
     # shellcheck disable=SC2086
-    err=$("$script" --build "$build" $args 2>&1 >/dev/null)
-    st=$?
-    [ "$st" = 2 ] || fail "'$args' exited $st, not 2"
-    [ "$(echo "$err" | wc -l)" = 1 ] || fail "'$args' printed more than one line: $err"
+    refused "$script" --build "$build" $args
 done
 command -v mpirun.openmpi >/dev/null && [ -x "$build/bench/pingpong/pingpong-mpi" ] || {
     echo "SKIP: no Open MPI twin"
