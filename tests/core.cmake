@@ -98,8 +98,8 @@ add_test(NAME core_kill9 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/core/kill9.sh ${CSN
 set_tests_properties(core_kill9 PROPERTIES TIMEOUT 60 RESOURCE_LOCK test_mp_forever)
 
 # Unit tests of the parts of the core that stand alone: the shared-memory ring, the
-# connection engine's reader fed by a fake connection, the matcher in one process, and the
-# biased locks.
+# connection engine's reader fed by a fake connection, the matcher in one process, the
+# biased locks, and the rendezvous wait list of a streamed receive.
 add_executable(test_ring core/test_ring.c)
 target_link_libraries(test_ring csn_internal Threads::Threads)
 add_test(NAME core_ring COMMAND test_ring)
@@ -115,7 +115,10 @@ add_test(NAME core_tcp COMMAND test_tcp)
 add_executable(test_bias core/test_bias.c)
 target_link_libraries(test_bias csn_internal Threads::Threads)
 add_test(NAME core_bias COMMAND test_bias)
-set_tests_properties(core_ring core_reader core_match core_tcp core_bias PROPERTIES TIMEOUT 60)
+add_executable(test_rndv core/test_rndv.c)
+target_link_libraries(test_rndv csn_internal Threads::Threads)
+add_test(NAME core_rndv COMMAND test_rndv)
+set_tests_properties(core_ring core_reader core_match core_tcp core_bias core_rndv PROPERTIES TIMEOUT 60)
 # core_ring's doorbell race keeps both CPUs busy for seconds: alone, so that it does not
 # slow the tests that check a latency
 set_tests_properties(core_ring PROPERTIES RUN_SERIAL TRUE)

@@ -31,7 +31,7 @@ struct csni_place {
     struct csni_op *op;   /* the receive being filled, or NULL */
     struct csni_unex *ux; /* the unexpected record being filled, or NULL */
     csn_transport *t;     /* the transport of op or ux */
-    bool listed;          /* op is still on its peer's wait list (a chunk before the last):
+    bool listed;          /* op is still on its peer's wait list (a DATA chunk, the last too):
                            * the peer's loss or the transport's close finds it there */
 };
 

@@ -776,7 +776,7 @@ static void match_ux_placed(struct csni_conn *c, const struct csni_frame *f,
 void csni_proto_placed(struct csni_conn *c, const struct csni_frame *f, const struct csni_place *pl)
 {
     if (pl->op && f->type == CSNI_F_DATA)
-        csni_rndv_data_placed(f, pl);
+        csni_rndv_data_placed(c, f, pl);
     else if (pl->op) {
         csni_complete_unlocked(pl->op, CSN_OK);
         csni_credit_owe(c, csni_credit_cost(f->len), c->p->tun.window);

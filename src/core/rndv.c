@@ -447,11 +447,14 @@ void csni_rndv_on_data(struct csni_conn *c, const struct csni_frame *f, struct c
     struct csni_peer *pp = c->pp;
     uint32_t kind = csni_frame_kind(f);
     /* A DATA frame may be one chunk of the message: the receive stays on the list until its
-     * last byte is in (csni_rndv_data_placed). */
+     * last byte is in (csni_rndv_data_placed), also while the last chunk is being placed. The
+     * reader may let go of its lock in the middle of a chunk (the ring empty); a pull of this
+     * sender's next message taken then must see this receive still waiting for its data, or
+     * it completes first (test_pingpong_window streamed, 256 KiB both ways: receive 27 before
+     * 26, once in CI). */
     csni_lock(&pp->lock);
     struct csni_op *op = csni_oplist_find_token(&pp->wait_data, csni_frame_receiver_token(f));
-    bool last = op && (kind != CSNI_CTS_OK || op->got + f->len >= csni_op_deliver(op));
-    if (last)
+    if (op && kind != CSNI_CTS_OK)
         csni_oplist_remove(&pp->wait_data, op);
     csni_unlock(&pp->lock);
     if (!op) {
@@ -475,20 +478,29 @@ void csni_rndv_on_data(struct csni_conn *c, const struct csni_frame *f, struct c
         return;
     }
     if (csni_frame_chunk_offset(f) != op->got || f->len > n - op->got || (f->len == 0 && n > 0)) {
-        rndv_data_bad(c, op, !last, "data chunk out of place for the clear-to-send");
+        rndv_data_bad(c, op, true, "data chunk out of place for the clear-to-send");
         return;
     }
-    *pl = (struct csni_place){.dst = (uint8_t *)op->buf + op->got,
-                              .want = f->len,
-                              .op = op,
-                              .t = op->t,
-                              .listed = !last};
+    *pl = (struct csni_place){
+        .dst = (uint8_t *)op->buf + op->got, .want = f->len, .op = op, .t = op->t, .listed = true};
 }
 
-void csni_rndv_data_placed(const struct csni_frame *f, const struct csni_place *pl)
+void csni_rndv_data_placed(struct csni_conn *c, const struct csni_frame *f,
+                           const struct csni_place *pl)
 {
+    struct csni_peer *pp = c->pp;
     struct csni_op *op = pl->op;
-    op->got += f->len;
-    if (!pl->listed)
-        csni_complete_unlocked(op, CSN_OK); /* its last chunk, off the list already */
+    /* Not listed any more: the peer's loss took it meanwhile, and completed it. */
+    csni_lock(&pp->lock);
+    bool listed = csni_oplist_find_token(&pp->wait_data, csni_frame_receiver_token(f)) == op;
+    bool last = false;
+    if (listed) {
+        op->got += f->len;
+        last = op->got >= csni_op_deliver(op);
+        if (last)
+            csni_oplist_remove(&pp->wait_data, op);
+    }
+    csni_unlock(&pp->lock);
+    if (last)
+        csni_complete_unlocked(op, CSN_OK);
 }

@@ -59,7 +59,9 @@ struct csni_ofi_fab;
 /* A message the fabric provider moved itself completed (c's reader lock held): its receive or
  * transmit completes (CSN_PEER_LOST when it failed or came short). */
 void csni_rndv_fabric_done(struct csni_conn *c, const struct csni_ofi_fab *d);
-/* A DATA chunk of pl's receive is placed. */
-void csni_rndv_data_placed(const struct csni_frame *f, const struct csni_place *pl);
+/* A DATA chunk of pl's receive is placed (c's reader lock held): the receive completes with
+ * its last, and leaves its peer's list only then. */
+void csni_rndv_data_placed(struct csni_conn *c, const struct csni_frame *f,
+                           const struct csni_place *pl);
 
 #endif
