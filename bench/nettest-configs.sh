@@ -2,17 +2,25 @@
 # nettest-configs.sh: configurations of nettest run alternately, and per cell the median over
 # rounds of each configuration's figure against the first configuration's.
 #
-# usage: bench/nettest-configs.sh [--rounds N] [--np NP] [--keep DIR] CONFIG... [-- PARAMS...]
+# usage: bench/nettest-configs.sh [--rounds N] [--np NP] [--keep DIR] [--best N1,N2...]
+#                                 [--from DIR] CONFIG... [-- PARAMS...]
 #   CONFIG: NAME=BUILD_DIR[,VAR=VALUE...]  csn's nettest of that build under its csnrun, with
 #           those variables set (e.g. msg=build,CSN_HOST_BARRIER=0), or
 #           NAME=mpi:BUILD_DIR              that build's nettest-mpi under mpirun.openmpi
 #                                           (--oversubscribe), or
 #           NAME=floor:BUILD_DIR            that build's nettest-floor (the same cells with
-#                                           no library: one process_vm_readv per message).
+#                                           no library: one process_vm_readv per message), or
+#           NAME=lean:BUILD_DIR[,VAR=VALUE...]  that build's nettest-lean (nettest itself on the
+#                                           least a single-copy message layer does, no library;
+#                                           e.g. LEAN_EAGER=65536 copies messages up to that
+#                                           size through shared memory).
 #   --rounds N   rounds (default 8); each runs every CONFIG once, round r starting at the
 #                r-th CONFIG (the order turns)
 #   --np NP      ranks (default 4)
 #   --keep DIR   keep the outputs in DIR (NAME.ROUND.txt), else a temporary directory
+#   --best N1,N2 also per cell the best of those configurations' ratios, and its median cell
+#                (e.g. of several nettest-lean settings: what the best of them reaches)
+#   --from DIR   run nothing: the ratios of the outputs a run kept in DIR (--keep)
 #   PARAMS       nettest's parameters (default: uK m1 M1024 K4 R1 T200 Ptotal, as
 #                bench/shm-vs-mpi.sh runs it)
 # Prints, for every CONFIG after the first, the median over all cells of the per-cell median
@@ -20,10 +28,10 @@
 # columns: nettest's tests). Takes /tmp/csn-bench.lock itself (do not wrap it in flock).
 set -u
 me=nettest-configs.sh
-usage() { sed -n '5,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,27p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "$me: $2" >&2; exit "$1"; }
 
-rounds=8 np=4 keep=''
+rounds=8 np=4 keep='' best='' from=''
 configs=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -31,10 +39,12 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
     --np) np=${2:?--np needs a number}; shift 2 ;;
     --keep) keep=${2:?--keep needs a directory}; shift 2 ;;
+    --best) best=${2:?--best needs configuration names}; shift 2 ;;
+    --from) from=${2:?--from needs a directory}; shift 2 ;;
     --) shift; break ;;
     -*) die 2 "unknown option $1 (see --help)" ;;
     *=*) configs+=("$1"); shift ;;
-    *) die 2 "a CONFIG is NAME=BUILD_DIR[,VAR=VALUE...], NAME=mpi:BUILD_DIR or NAME=floor:BUILD_DIR, not '$1'" ;;
+    *) die 2 "a CONFIG is NAME=BUILD_DIR[,VAR=VALUE...], NAME=mpi:BUILD_DIR, NAME=floor:BUILD_DIR or NAME=lean:BUILD_DIR[,VAR=VALUE...], not '$1'" ;;
     esac
 done
 params=("$@")
@@ -53,11 +63,26 @@ for c in "${configs[@]}"; do
         [ -n "$mpirun" ] || die 2 "mpirun.openmpi not found (apt-get install openmpi-bin)" ;;
     floor:*)
         [ -x "${dir#floor:}/bench/nettest/nettest-floor" ] || die 2 "${dir#floor:}/bench/nettest/nettest-floor is not built" ;;
+    lean:*)
+        [ -x "${dir#lean:}/bench/nettest/nettest-lean" ] || die 2 "${dir#lean:}/bench/nettest/nettest-lean is not built" ;;
     *) [ -x "$dir/bench/nettest/nettest" ] && [ -x "$dir/tools/csnrun/csnrun" ] ||
         die 2 "$dir: nettest or csnrun is not built" ;;
     esac
 done
-if [ -n "$keep" ]; then
+if [ -n "$best" ]; then
+    IFS=, read -r -a names <<<"$best"
+    for b in "${names[@]}"; do
+        found=0
+        for c in "${configs[@]:1}"; do [ "${c%%=*}" = "$b" ] && found=1; done
+        [ $found = 1 ] || die 2 "--best names configurations after the first, not '$b'"
+    done
+fi
+if [ -n "$from" ]; then
+    for c in "${configs[@]}"; do
+        ls "$from/${c%%=*}".*.txt >/dev/null 2>&1 || die 2 "$from has no outputs of ${c%%=*}"
+    done
+    T=$from
+elif [ -n "$keep" ]; then
     T=$keep
     mkdir -p "$T" || die 2 "cannot make $keep"
 else
@@ -76,30 +101,36 @@ run_config() {
     mpi:*) timeout 600 "$mpirun" -np "$np" --oversubscribe "${dir#mpi:}/bench/nettest/nettest-mpi" \
         "${params[@]}" >"$out" 2>&1 ;;
     floor:*) timeout 600 "${dir#floor:}/bench/nettest/nettest-floor" --np "$np" "${params[@]}" >"$out" 2>&1 ;;
+    lean:*) timeout 600 env LEAN_NP="$np" "${vars[@]}" "${dir#lean:}/bench/nettest/nettest-lean" \
+        "${params[@]}" >"$out" 2>&1 ;;
     *) timeout 600 env "${vars[@]}" "$dir/tools/csnrun/csnrun" -np "$np" "$dir/bench/nettest/nettest" \
         "${params[@]}" >"$out" 2>&1 ;;
     esac || { echo "$me: failed: ${1} (output: $out)" >&2; cat "$out" >&2; exit 1; }
 }
 
-exec 9>/tmp/csn-bench.lock
-flock 9
-echo "# $me ${configs[*]} -- ${params[*]}; $rounds rounds, $np ranks, $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-# The order turns by one each round: a run right after another configuration's (Open MPI's
-# exit, its files) must not always fall to the same one.
-n=${#configs[@]}
-for r in $(seq "$rounds"); do
-    echo "round $r/$rounds ..." >&2
-    for i in $(seq 0 $((n - 1))); do
-        c=${configs[$(((i + r - 1) % n))]}
-        run_config "$c" "$T/${c%%=*}.$r.txt"
+if [ -z "$from" ]; then
+    exec 9>/tmp/csn-bench.lock
+    flock 9
+    echo "# $me ${configs[*]} -- ${params[*]}; $rounds rounds, $np ranks, $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    # The order turns by one each round: a run right after another configuration's (Open
+    # MPI's exit, its files) must not always fall to the same one.
+    n=${#configs[@]}
+    for r in $(seq "$rounds"); do
+        echo "round $r/$rounds ..." >&2
+        for i in $(seq 0 $((n - 1))); do
+            c=${configs[$(((i + r - 1) % n))]}
+            run_config "$c" "$T/${c%%=*}.$r.txt"
+        done
     done
-done
+fi
 first=${configs[0]%%=*}
-for c in "${configs[@]:1}"; do
-    name=${c%%=*}
+# ratios A B LABEL FILES...: per cell, the median over rounds of A's figure over B's (A: a
+# configuration, or several separated by commas: per cell the best of their medians); then
+# the median over all cells.
+ratios() {
     # nettest's table rows: size then one MB/s figure per test.
-    awk -v A="$name" -v B="$first" '
+    awk -v A="$1" -v B="$2" -v L="$3" '
     function med(a, n,    i, j, t) {
         for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
         return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
@@ -114,19 +145,33 @@ for c in "${configs[@]:1}"; do
         if (r > R) R = r
     }
     END {
+        na = split(A, as, ",")
         m = 0
         for (i = 1; i <= ns; i++) {
             s = order[i]; line = sprintf("%9s", s)
             for (c = 2; c <= nc + 1; c++) {
-                n = 0
-                for (r = 1; r <= R; r++)
-                    if ((A, r, s, c) in v && (B, r, s, c) in v && v[B, r, s, c] > 0) a[++n] = v[A, r, s, c] / v[B, r, s, c]
-                if (n) { x = med(a, n); cell[++m] = x; line = line sprintf(" %6.2f", x) } else line = line "      -"
+                best = -1
+                for (j = 1; j <= na; j++) {
+                    n = 0
+                    for (r = 1; r <= R; r++)
+                        if ((as[j], r, s, c) in v && (B, r, s, c) in v && v[B, r, s, c] > 0) a[++n] = v[as[j], r, s, c] / v[B, r, s, c]
+                    if (n) { x = med(a, n); if (x > best) best = x }
+                }
+                if (best >= 0) { cell[++m] = best; line = line sprintf(" %6.2f", best) } else line = line "      -"
             }
             rows[i] = line
         }
-        printf "%s/%s: median cell %.3f over %d cells (per cell: median over %d rounds)\n", A, B, m ? med(cell, m) : 0, m, R
+        printf "%s/%s: median cell %.3f over %d cells (per cell: median over %d rounds)\n", L, B, m ? med(cell, m) : 0, m, R
         printf "%9s%s\n", "size,K", hdr
         for (i = 1; i <= ns; i++) print rows[i]
-    }' "$T"/"$name".*.txt "$T"/"$first".*.txt
+    }' "${@:4}"
+}
+for c in "${configs[@]:1}"; do
+    name=${c%%=*}
+    ratios "$name" "$first" "$name" "$T"/"$name".*.txt "$T"/"$first".*.txt
 done
+if [ -n "$best" ]; then
+    files=()
+    for b in "${names[@]}"; do files+=("$T"/"$b".*.txt); done
+    ratios "$best" "$first" "best($best)" "${files[@]}" "$T"/"$first".*.txt
+fi

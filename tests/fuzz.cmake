@@ -13,10 +13,11 @@ set(fz_hostfile_src ${fz_csnrun_src})
 set(fz_specfile_src ${fz_csnrun_src})
 set(fz_csnrun_args_src ${fz_csnrun_src})
 set(fz_nettest_args_src ${FZ_BENCH}/nettest/params.c)
-set(fz_pingpong_args_src ${FZ_BENCH}/pingpong/ppcommon.c ${FZ_BENCH}/common/comm_csn.c ${FZ_BENCH}/common/csn_transports.c
+set(fz_pingpong_args_src ${FZ_BENCH}/pingpong/ppcommon.c ${FZ_BENCH}/common/comm_csn.c ${FZ_BENCH}/common/comm_p2p_coll.c ${FZ_BENCH}/common/csn_transports.c
     ${FZ_BENCH}/common/comm_common.c)
 set(fz_logp_args_src ${FZ_BENCH}/logp/logp_stats.c ${FZ_BENCH}/logp/logp_report.c
-    ${FZ_BENCH}/common/comm_csn.c ${FZ_BENCH}/common/csn_transports.c ${FZ_BENCH}/common/comm_common.c)
+    ${FZ_BENCH}/common/comm_csn.c ${FZ_BENCH}/common/comm_p2p_coll.c ${FZ_BENCH}/common/csn_transports.c
+    ${FZ_BENCH}/common/comm_common.c)
 set(fz_pipeline_args_src ${FZ_BENCH}/pipeline/options.c)
 set(fz_threadtest_args_src ${FZ_BENCH}/threadtest/ttcomm.c ${FZ_BENCH}/common/csn_transports.c)
 set(fz_size_args_src "")

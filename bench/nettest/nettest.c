@@ -15,7 +15,7 @@
 #include "procs.h"
 
 #ifndef NETTEST_FLAVOUR
-#error "NETTEST_FLAVOUR must name the backend (csn or MPI)"
+#error "NETTEST_FLAVOUR must name the backend (csn, MPI or lean)"
 #endif
 
 #define HOST_EACH 256

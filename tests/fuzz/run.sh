@@ -23,7 +23,8 @@ objs=()
 for f in $(find src -name '*.c' ! -name 'fuzz_*' ! -path 'src/boot/pmix_module.c' \
              ! -path 'src/transport/ofi/ofi_module.c' | sort) \
          tools/csnrun/proto.c tools/csnrun/netaddr.c tools/csnrun/launch.c tools/csnrun/agent.c \
-         bench/common/comm_csn.c bench/common/comm_common.c bench/common/csn_transports.c \
+         bench/common/comm_csn.c bench/common/comm_common.c bench/common/comm_p2p_coll.c \
+         bench/common/csn_transports.c \
          bench/nettest/params.c \
          bench/pingpong/ppcommon.c bench/logp/logp_stats.c bench/logp/logp_report.c \
          bench/pipeline/options.c bench/threadtest/ttcomm.c; do

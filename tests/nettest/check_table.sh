@@ -7,7 +7,7 @@ file=$1 rows=$2 links=$3
 awk -v rows="$rows" -v links="$links" '
 function fail(msg) { print "check_table: line " NR ": " msg > "/dev/stderr"; bad = 1; exit 1 }
 NR == 1 {
-    if ($0 !~ /^NETTEST\/(csn|MPI) of [0-9][0-9][0-9][0-9]\/[0-9][0-9]\/[0-9][0-9] is running with following parameters:$/)
+    if ($0 !~ /^NETTEST\/(csn|MPI|lean) of [0-9][0-9][0-9][0-9]\/[0-9][0-9]\/[0-9][0-9] is running with following parameters:$/)
         fail("bad first line: " $0)
     next
 }
@@ -34,7 +34,7 @@ intable {
     nrows++
     next
 }
-/^(CSN|MPI) Network Test complete in [0-9]+\.[0-9][0-9] sec$/ { done = 1 }
+/^(CSN|MPI|LEAN) Network Test complete in [0-9]+\.[0-9][0-9] sec$/ { done = 1 }
 /^\tBest network throughput values in MB\/sec$/ { best = NR }
 best && NR == best + 1 && $0 != "\tStar\tStar2\tChaos\tChaos2\tRing\tRing2" { fail("bad best heading") }
 best && NR == best + 2 {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # corrupt.sh: a corrupted byte (injected with NETTEST_TEST_CORRUPT) must abort nettest with a message naming rank, peer, size and offset.
-# usage: corrupt.sh csn|mpi PROGRAM
+# usage: corrupt.sh csn|mpi|lean PROGRAM
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 kind=$1 prog=$2
@@ -12,7 +12,7 @@ if [ "$kind" = mpi ]; then
     NETTEST_TEST_CORRUPT=7 sh "$here/launch.sh" mpi 3 -x NETTEST_TEST_CORRUPT "$prog" uK m4 M4 T5 \
         >"$tmp/out" 2>"$tmp/err" || rc=$?
 else
-    NETTEST_TEST_CORRUPT=7 sh "$here/launch.sh" csn 3 "$prog" uK m4 M4 T5 \
+    NETTEST_TEST_CORRUPT=7 sh "$here/launch.sh" "$kind" 3 "$prog" uK m4 M4 T5 \
         >"$tmp/out" 2>"$tmp/err" || rc=$?
 fi
 cat "$tmp/err"

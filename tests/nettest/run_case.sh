@@ -1,6 +1,6 @@
 #!/bin/sh
 # run_case.sh: runs nettest once with --csv/--json and an output file, and checks the table, the CSV and the JSON.
-# usage: run_case.sh direct|csn|mpi NP PROGRAM ROWS CHAOS_LINKS NETTEST_ARGS...
+# usage: run_case.sh direct|csn|mpi|lean NP PROGRAM ROWS CHAOS_LINKS NETTEST_ARGS...
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 kind=$1 np=$2 prog=$3 rows=$4 links=$5

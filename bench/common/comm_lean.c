@@ -1,0 +1,345 @@
+/* comm_lean.c: the bench comm layer with no library under it: the least a single-copy message
+ * layer on one host does, as a reference for csn and MPI in nettest's cells (nettest-lean).
+ *
+ * comm_init forks the ranks (LEAN_NP, default 4; rank 0 is the process started), which share
+ * one anonymous mapping. A message is announced by its sender in the slot of the pair (its
+ * address, length and sequence number), pulled by its receiver with one process_vm_readv, and
+ * answered in the slot, which completes the sender's request. Messages of up to LEAN_EAGER
+ * bytes (default 0) are copied by their sender into the pair's shared buffer instead, and the
+ * send completes at once. The barrier is a counter in shared memory. A wait with nothing to do
+ * yields the CPU at every LEAN_YIELD-th turn (default 1). A wait that sees nothing for
+ * BENCH_COMM_TIMEOUT seconds (default 120), or another rank's failure, ends the rank. Nothing else: no headers, no matching beyond the pair's order,
+ * no progress thread, no errors from peers but their failure flag. One message per pair and
+ * direction is in flight at a time (a second send waits until the first is taken: nettest's
+ * procedures send one per pair per iteration); receives name their source. */
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "comm.h"
+
+#define LEAN_MAX_NP 64
+#define LEAN_MAX_EAGER (1u << 20)
+
+enum { LEAN_SEQ = 0 };                      /* opaque[]: the request's sequence number */
+enum { LEAN_OK = 0, LEAN_OVERRUN, LEAN_CMA }; /* comm_req.status */
+
+/* The pair from -> to. ann and done are sequence numbers: the sender stores addr and len, then
+ * ann (release); the receiver reads ann (acquire), takes the message, then stores done. */
+struct lean_slot {
+    _Alignas(64) _Atomic uint64_t ann;
+    uint64_t addr, len;
+    _Alignas(64) _Atomic uint64_t done;
+};
+
+struct lean_shared {
+    _Alignas(64) _Atomic unsigned count;
+    _Alignas(64) _Atomic unsigned gen;
+    _Alignas(64) _Atomic int failed; /* a rank gave up: everyone stops at their next wait */
+    pid_t pid[LEAN_MAX_NP];
+    struct lean_slot slot[LEAN_MAX_NP][LEAN_MAX_NP]; /* [from][to] */
+};
+
+static struct lean_shared *lean_sh;
+static uint8_t *lean_eager_buf; /* [from][to] buffers of lean_eager bytes */
+static size_t lean_eager;
+static unsigned lean_yield = 1;
+static int lean_me, lean_np;
+static pid_t lean_kids[LEAN_MAX_NP];
+static uint64_t lean_sent[LEAN_MAX_NP], lean_taken[LEAN_MAX_NP];
+static double lean_timeout = 120.0; /* seconds of waiting without progress before giving up */
+
+void comm_abort(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    comm_report(lean_me, fmt, ap);
+    va_end(ap);
+    if (lean_sh != NULL)
+        atomic_store(&lean_sh->failed, 1);
+    _exit(code != 0 ? code : 1);
+}
+
+static long lean_env(const char *name, long dflt, long lo, long hi)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    if (v == NULL || *v == '\0')
+        return dflt;
+    long x = strtol(v, &end, 10);
+    if (*end != '\0' || x < lo || x > hi) {
+        fprintf(stderr, "nettest-lean: %s takes a number from %ld to %ld, not '%s'\n", name, lo, hi,
+                v);
+        exit(2);
+    }
+    return x;
+}
+
+int comm_init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    lean_np = (int)lean_env("LEAN_NP", 4, 2, LEAN_MAX_NP);
+    lean_eager = (size_t)lean_env("LEAN_EAGER", 0, 0, LEAN_MAX_EAGER);
+    lean_yield = (unsigned)lean_env("LEAN_YIELD", 1, 1, 1000);
+    const char *tmo = getenv("BENCH_COMM_TIMEOUT");
+    if (tmo != NULL && atof(tmo) > 0)
+        lean_timeout = atof(tmo);
+    size_t eb = (size_t)lean_np * (size_t)lean_np * (lean_eager ? lean_eager : 1);
+    lean_sh = mmap(NULL, sizeof *lean_sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    lean_eager_buf = mmap(NULL, eb, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (lean_sh == MAP_FAILED || lean_eager_buf == MAP_FAILED) {
+        fprintf(stderr, "nettest-lean: mmap: %s\n", strerror(errno));
+        return -1;
+    }
+    fflush(NULL); /* nothing buffered is written twice */
+    for (int r = 1; r < lean_np; r++) {
+        pid_t k = fork();
+        if (k == 0) {
+            lean_me = r;
+            break;
+        }
+        if (k < 0) {
+            fprintf(stderr, "nettest-lean: fork: %s\n", strerror(errno));
+            atomic_store(&lean_sh->failed, 1);
+            for (int j = 1; j < r; j++)
+                (void)waitpid(lean_kids[j], NULL, 0);
+            return -1;
+        }
+        lean_kids[r] = k;
+    }
+    lean_sh->pid[lean_me] = getpid();
+    comm_barrier();
+    return 0;
+}
+
+void comm_finalize(void)
+{
+    comm_barrier();
+    if (lean_me != 0)
+        return;
+    int rc = 0;
+    for (int r = 1; r < lean_np; r++) {
+        int st = 0;
+        if (waitpid(lean_kids[r], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            rc = 1;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "nettest-lean: a rank failed\n");
+        exit(1);
+    }
+}
+
+int comm_rank(void)
+{
+    return lean_me;
+}
+
+int comm_size(void)
+{
+    return lean_np;
+}
+
+const char *comm_library(void)
+{
+    return "lean (no library: flags in shared memory, process_vm_readv)";
+}
+
+const char *comm_transport(void)
+{
+    return lean_eager ? "shared memory up to LEAN_EAGER, process_vm_readv beyond" : "process_vm_readv";
+}
+
+size_t comm_max_len(void)
+{
+    return SIZE_MAX / 2;
+}
+
+const char *comm_status_string(int status)
+{
+    switch (status) {
+    case LEAN_OK:
+        return "ok";
+    case LEAN_OVERRUN:
+        return "message longer than the receive";
+    case LEAN_CMA:
+        return "process_vm_readv failed";
+    default:
+        return "unknown status";
+    }
+}
+
+/* A turn of a wait that found nothing: give the CPU away; stop when a rank failed or nothing
+ * moved for lean_timeout. */
+static void lean_idle(double *since, const char *what)
+{
+    if (atomic_load_explicit(&lean_sh->failed, memory_order_relaxed))
+        comm_abort(1, "another rank failed (while in %s)", what);
+    double now = comm_wtime();
+    if (*since == 0)
+        *since = now;
+    else if (now - *since > lean_timeout)
+        comm_abort(1, "%s: nothing for %.0f s", what, lean_timeout);
+    static unsigned turn;
+    if (++turn % lean_yield == 0)
+        sched_yield();
+}
+
+void comm_barrier(void)
+{
+    unsigned g = atomic_load(&lean_sh->gen);
+    double since = 0;
+    if (atomic_fetch_add(&lean_sh->count, 1) == (unsigned)lean_np - 1) {
+        atomic_store(&lean_sh->count, 0);
+        atomic_store(&lean_sh->gen, g + 1);
+        return;
+    }
+    while (atomic_load(&lean_sh->gen) == g)
+        lean_idle(&since, "the barrier");
+}
+
+/* Takes the receive r's message if it is announced: 1 done, 0 not yet. */
+static int lean_take(comm_req *r)
+{
+    struct lean_slot *s = &lean_sh->slot[r->peer][lean_me];
+    if (atomic_load_explicit(&s->ann, memory_order_acquire) < r->opaque[LEAN_SEQ])
+        return 0;
+    size_t n = (size_t)s->len, want = n < r->len ? n : r->len;
+    if (n > r->len)
+        r->status = LEAN_OVERRUN;
+    if (n <= lean_eager) {
+        memcpy(r->buf, lean_eager_buf + ((size_t)r->peer * (size_t)lean_np + (size_t)lean_me) * lean_eager,
+               want);
+    } else if (want > 0) {
+        struct iovec l = {.iov_base = r->buf, .iov_len = want};
+        struct iovec rv = {.iov_base = (void *)(uintptr_t)s->addr, .iov_len = want};
+        if (process_vm_readv(lean_sh->pid[r->peer], &l, 1, &rv, 1, 0) != (ssize_t)want)
+            comm_abort(1, "process_vm_readv of %zu bytes from rank %d: %s", want, r->peer,
+                       strerror(errno));
+    }
+    r->len = want;
+    atomic_store_explicit(&s->done, r->opaque[LEAN_SEQ], memory_order_release);
+    return 1;
+}
+
+/* Whether r is complete now (a receive takes its message if it can). */
+static int lean_progress(comm_req *r)
+{
+    if (!r->done) {
+        if (r->is_send)
+            r->done = atomic_load_explicit(&lean_sh->slot[lean_me][r->peer].done,
+                                           memory_order_acquire) >= r->opaque[LEAN_SEQ];
+        else
+            r->done = lean_take(r);
+    }
+    return r->done;
+}
+
+int comm_isend(const void *buf, size_t len, int dst, comm_req *r)
+{
+    comm_req_setup(r, (void *)buf, len, dst, 1);
+    if (dst == lean_me)
+        comm_abort(1, "nettest-lean: a send to itself");
+    struct lean_slot *s = &lean_sh->slot[lean_me][dst];
+    uint64_t seq = ++lean_sent[dst];
+    double since = 0;
+    while (atomic_load_explicit(&s->done, memory_order_acquire) < seq - 1)
+        lean_idle(&since, "a send waiting for the one before it");
+    r->opaque[LEAN_SEQ] = seq;
+    s->len = len;
+    if (len <= lean_eager) {
+        memcpy(lean_eager_buf + ((size_t)lean_me * (size_t)lean_np + (size_t)dst) * lean_eager, buf,
+               len);
+        r->done = 1;
+    } else {
+        s->addr = (uint64_t)(uintptr_t)buf;
+    }
+    atomic_store_explicit(&s->ann, seq, memory_order_release);
+    return 0;
+}
+
+int comm_irecv(void *buf, size_t len, int src, comm_req *r)
+{
+    comm_req_setup(r, buf, len, src, 0);
+    if (src < 0 || src == lean_me)
+        comm_abort(1, "nettest-lean: a receive names another rank (not %d)", src);
+    r->opaque[LEAN_SEQ] = ++lean_taken[src];
+    return 0;
+}
+
+int comm_test(comm_req *r)
+{
+    return lean_progress(r);
+}
+
+int comm_waitall(int n, comm_req *r)
+{
+    double since = 0;
+    for (;;) {
+        int open = 0, moved = 0;
+        for (int i = 0; i < n; i++) {
+            if (r[i].done)
+                continue;
+            if (lean_progress(&r[i]))
+                moved = 1;
+            else
+                open = 1;
+        }
+        if (!open)
+            return 0;
+        if (moved)
+            since = 0;
+        else
+            lean_idle(&since, "a wait");
+    }
+}
+
+int comm_waitany(int n, comm_req *r, int *index)
+{
+    double since = 0;
+    for (;;) {
+        int open = 0;
+        for (int i = 0; i < n; i++) {
+            if (r[i].done)
+                continue;
+            if (lean_progress(&r[i])) {
+                *index = i;
+                return 0;
+            }
+            open = 1;
+        }
+        if (!open) {
+            *index = -1;
+            return 0;
+        }
+        lean_idle(&since, "a wait for any");
+    }
+}
+
+int comm_send(const void *buf, size_t len, int dst)
+{
+    comm_req r;
+    comm_isend(buf, len, dst, &r);
+    comm_waitall(1, &r);
+    return r.status;
+}
+
+int comm_recv(void *buf, size_t len, int src, size_t *received, int *from)
+{
+    comm_req r;
+    comm_irecv(buf, len, src, &r);
+    comm_waitall(1, &r);
+    if (received != NULL)
+        *received = r.len;
+    if (from != NULL)
+        *from = r.peer;
+    return r.status;
+}
