@@ -71,6 +71,21 @@ static void poll_break_pair(struct csni_proc *p, struct csni_conn *broken)
             csni_conn_fail(c, NULL);
 }
 
+/* Waits out the readers of dead connections before a peer's loss fails its receives: one
+ * may still be copying a DATA chunk into a receive on the peer's lists (its connection failed
+ * by another thread, a writer's, in the middle of that copy), and the receive's buffer is its
+ * owner's again once it fails. Each dead connection's reader lock, taken and let go, waits for
+ * that copy; a dead connection's reader places nothing more (conn_next). No lock held. */
+static void poll_quiesce_dead(struct csni_proc *p)
+{
+    for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
+        if (!atomic_load(&c->dead))
+            continue;
+        csni_conn_rx_lock(c);
+        csni_conn_rx_unlock(c);
+    }
+}
+
 /* Reports the connections that ended since the last look to their peers: a peer whose last
  * connection ended is lost. A connection it made just before dying may still wait in our
  * listen queue, or be accepted and not yet heard, with a message it counted as sent: that is
@@ -95,8 +110,10 @@ static void poll_reap(struct csni_proc *p)
         if (p->listen_tcp >= 0)
             poll_accept(p, p->listen_tcp, p->listen2_net, true);
         poll_hear_strangers(p);
-        if (!csni_peer_has_conns(c->pp))
+        if (!csni_peer_has_conns(c->pp)) {
+            poll_quiesce_dead(p);
             csni_peer_lost(p, c->pp);
+        }
     }
 }
 
