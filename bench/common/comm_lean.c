@@ -8,10 +8,11 @@
  * bytes (default 0) are copied by their sender into the pair's shared buffer instead, and the
  * send completes at once. The barrier is a counter in shared memory. A wait with nothing to do
  * yields the CPU at every LEAN_YIELD-th turn (default 1). A wait that sees nothing for
- * BENCH_COMM_TIMEOUT seconds (default 120), or another rank's failure, ends the rank. Nothing else: no headers, no matching beyond the pair's order,
- * no progress thread, no errors from peers but their failure flag. One message per pair and
- * direction is in flight at a time (a second send waits until the first is taken: nettest's
- * procedures send one per pair per iteration); receives name their source. */
+ * BENCH_COMM_TIMEOUT seconds (default 120), or another rank's failure, ends the rank. Nothing
+ * else: no headers, no matching beyond the pair's order, no progress thread, no errors from
+ * peers but their failure flag. One message per pair and direction is in flight at a time (a
+ * second send waits until the first is taken: nettest's procedures send one per pair per
+ * iteration); receives name their source. */
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
