@@ -30,7 +30,8 @@
 # Environment: PP_ARGS (extra pingpong and memcpy-bench options, e.g. "--max 4M"),
 #   NT_ROUNDS (nettest rounds, default 3), KEEP_DIR (keep the raw outputs there).
 # Needs: pingpong, memcpy-bench, csnrun in BUILD_DIR; pingpong-mpi and mpirun.openmpi for
-# every comparison; nettest, nettest-mpi for the last part (skipped with a message if absent).
+# every comparison; nettest, nettest-mpi for the last part (skipped with a message if absent),
+# and nettest-lean beside them as a reference with no library (its line left out if absent).
 set -u
 
 # The median, the noise line and the goal misses of the awk programs below.
@@ -80,6 +81,7 @@ FLOOR=$B/bench/pingpong/cma-floor
 LF=$B/bench/pingpong/line-floor
 NT=$B/bench/nettest/nettest
 NTMPI=$B/bench/nettest/nettest-mpi
+NTLEAN=$B/bench/nettest/nettest-lean
 BB=$B/bench/nettest/barrier-bench
 BBMPI=$B/bench/nettest/barrier-bench-mpi
 MPIRUN=$(command -v mpirun.openmpi || true)
@@ -334,6 +336,12 @@ while [ "$r" -le "$NT_ROUNDS" ]; do
     # shellcheck disable=SC2086
     run "$T/nt.mpi.$r.txt" "$MPIRUN" -np 4 --oversubscribe "$NTMPI" $NTARGS
     after=$(line_sample)
+    # The same cells with no library (nettest-lean: flags and one process_vm_readv per
+    # message, up to 16 KiB through shared memory): a reference, the lean line below.
+    if [ -x "$NTLEAN" ]; then
+        # shellcheck disable=SC2086
+        run "$T/nt.lean.$r.txt" env LEAN_NP=4 LEAN_EAGER=16384 "$NTLEAN" $NTARGS
+    fi
     # The barrier each nettest iteration ends with, alone (a small part of a round's time).
     if [ -x "$BB" ] && [ -x "$BBMPI" ]; then
         run "$T/bar.csn.$r.txt" "$CSNRUN" -np 4 "$BB" 2000
@@ -356,9 +364,18 @@ FILENAME ~ /line\.txt$/ {
     if (NF != 7) next
     for (c = 1; c <= 7; c++) if (!isnum($c)) next
     if (k == "csn" && r == 1) order[++n] = $1
+    if (k == "lean") lean = 1
     for (c = 2; c <= 7; c++) v[k, r, $1, c] = $c
 }
 function med(k, s, c,    r, m, a) { m = 0; for (r = 1; r <= rounds; r++) if (counted(r) && (k, r, s, c) in v) a[++m] = v[k, r, s, c]; return median(a, m) }
+# The median over the cells of the ratio of k1 to k2 (medians over the rounds), as 1.23x.
+function against(k1, k2,    i, s, c, a, b, nc, rs) {
+    for (i = 1; i <= n; i++) for (c = 2; c <= 7; c++) {
+        s = order[i]; a = med(k1, s, c); b = med(k2, s, c)
+        if (a != "" && b != "" && b > 0) rs[++nc] = a / b
+    }
+    return nc ? sprintf("%.2fx", median(rs, nc)) : "-"
+}
 # The table (when shown) and the goal lines over the counted rounds.
 function cells(show,    i, s, c, a, b, cell, nc, ok, ok1, rs) {
     for (i = 1; i <= n; i++) {
@@ -382,10 +399,11 @@ END {
     for (c = 2; c <= 7; c++) printf " %17s", name[c - 1] " csn/MPI"
     print ""
     print "# goal (issue 19): " cells(1)
+    if (lean) printf "# nettest-lean (no library; LEAN_EAGER=16K) as a reference: median cell lean/MPI %s, csn/lean %s\n", against("lean", "mpi"), against("csn", "lean")
     split("core near far", cls, " ")
     for (i = 1; i <= 3; i++) if (ncls[want = cls[i]] > 0)
         printf "#   over the %d %s round(s) alone: %s\n", ncls[want], want, cells(0)
-}' "${NTLINE[@]}" "$T"/nt.csn.*.txt "$T"/nt.mpi.*.txt
+}' "${NTLINE[@]}" "$T"/nt.csn.*.txt "$T"/nt.mpi.*.txt $(ls "$T"/nt.lean.*.txt 2>/dev/null)
 # barrier-bench's median per round; the figures and the ratio are medians over the rounds.
 # shellcheck disable=SC2046
 [ -z "$(ls "$T"/bar.csn.*.txt 2>/dev/null)" ] || awk "$AWK_RATIOS"'

@@ -21,7 +21,8 @@ echo "$out"
 for re in '^# core-to-core latency .* per round: [0-9.]+/[0-9.]+/[0-9.]+ \((core|near|far|mixed)\) ' \
     '^# placement \(--bands 0.045,0.15 us\): [0-9]+ core, [0-9]+ near, [0-9]+ far, [0-9]+ mixed rounds; [01] run again$' \
     '^#   latency 8 B: csn/MPI [0-9.]+ \(goal <= 0.8\): ' '^#   streaming 1..4K: csn/MPI >= 1.0 at [0-9]+ of 2 sizes' \
-    '^# goal \(issue 19\): every cell >= 1.0x: [0-9]+ of 36 cells' '^# line-floor \(us\) before csn/between/after MPI'; do
+    '^# goal \(issue 19\): every cell >= 1.0x: [0-9]+ of 36 cells' '^# line-floor \(us\) before csn/between/after MPI' \
+    '^# nettest-lean \(no library; LEAN_EAGER=16K\) as a reference: median cell lean/MPI [0-9.]+x, csn/lean [0-9.]+x$'; do
     echo "$out" | grep -qE "$re" || fail "no line matching $re"
 done
 # A round of one placement has its goals again (when the machine kept still for one).
