@@ -1,12 +1,13 @@
 #!/bin/sh
 # tests/valgrind.sh BUILD: valgrind memcheck over the single-process tests of BUILD (a plain,
-# non-sanitized build): the library's argument checks in one process, the frame codec, the
-# name-service client alone, the benchmarks' unit tests, and every fuzz target's corpus replay.
+# non-sanitized build): the library's argument checks in one process, the rendezvous wait list
+# (core_rndv), the frame codec, the name-service client alone, the benchmarks' unit tests, and
+# every fuzz target's corpus replay.
 # A memory error or a definite leak fails (exit 1); prints one line per test. .ci/run runs it.
 set -u
 build=${1:-build}
 command -v valgrind >/dev/null || { echo "valgrind: not installed (apt-get install valgrind)"; exit 77; }
-tests='^(core_api|wire_frame|names_lone|names_boot|nettest_unit|logp_stats|fuzz_replay_.*)$'
+tests='^(core_api|core_rndv|wire_frame|names_lone|names_boot|nettest_unit|logp_stats|fuzz_replay_.*)$'
 list=$(mktemp) || exit 1
 trap 'rm -f "$list" "$list.log"' EXIT
 ctest --test-dir "$build" -N -V -R "$tests" | sed -n 's/^[0-9]*: Test command: //p' >"$list"
