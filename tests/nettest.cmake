@@ -114,12 +114,23 @@ nt_test(nettest_floor csn 60 ${CMAKE_COMMAND}
         "-DCMD=$<TARGET_FILE:nettest-floor>|--np|3|uK|m1|M4|K4|R1|T5|Ptotal" -DRC=0
         "-DMATCH=nettest-floor: 3 processes|Size,K\tStar\tStar2\tChaos\tChaos2\tRing\tRing2\n1\t[0-9.]+\t[0-9.]+\t[0-9.]+\t[0-9.]+\t[0-9.]+\t[0-9.]+\n4\t[0-9.]+"
         -P ${BB_CHECK})
-foreach(bad "--np|1|uK" "--np|x" "uK|m1|bogus" "uK|o/tmp/x")
-  string(MAKE_C_IDENTIFIER "${bad}" id)
-  nt_test(nettest_floor_bad_${id} csn 30 ${CMAKE_COMMAND}
-          "-DCMD=$<TARGET_FILE:nettest-floor>|${bad}" -DRC=2 -DONE_LINE=1
-          -DERR_MATCH=nettest-floor: -P ${BB_CHECK})
-endforeach()
+# nt_refused(NAME BEFORE AFTER ARGS...): for each ARGS (arguments separated by |), the command
+# BEFORE|ARGS[|AFTER] must end with status 2 and one line starting with "NAME:" (the test:
+# NAME_bad_ARGS, as an identifier).
+function(nt_refused name before after)
+  string(MAKE_C_IDENTIFIER "${name}" tname)
+  foreach(args ${ARGN})
+    string(MAKE_C_IDENTIFIER "${args}" id)
+    set(cmd "${before}|${args}")
+    if(after)
+      set(cmd "${cmd}|${after}")
+    endif()
+    nt_test(${tname}_bad_${id} csn 30 ${CMAKE_COMMAND} "-DCMD=${cmd}" -DRC=2 -DONE_LINE=1
+            -DERR_MATCH=${name}: -P ${BB_CHECK})
+  endforeach()
+endfunction()
+nt_refused(nettest-floor $<TARGET_FILE:nettest-floor> "" "--np|1|uK" "--np|x" "uK|m1|bogus"
+           "uK|o/tmp/x")
 
 # nettest-lean (nettest on bench/common/comm_lean.c, no library): the seed's command with its
 # table, CSV and JSON checked; messages up to 2 KiB through shared memory and larger ones
@@ -129,12 +140,8 @@ nt_test(nettest_seed_lean csn 180 sh ${NT_DIR}/run_case.sh lean 4 $<TARGET_FILE:
 nt_test(nettest_eager_lean csn 120 env LEAN_EAGER=2048 sh ${NT_DIR}/run_case.sh lean 3
         $<TARGET_FILE:nettest-lean> 5 3 uK m1 M16 K2 T20 R1 Ptotal)
 nt_test(nettest_corrupt_lean csn 60 sh ${NT_DIR}/corrupt.sh lean $<TARGET_FILE:nettest-lean>)
-foreach(bad "LEAN_NP=1" "LEAN_NP=x" "LEAN_EAGER=-1" "LEAN_YIELD=0")
-  string(MAKE_C_IDENTIFIER "${bad}" id)
-  nt_test(nettest_lean_bad_${id} csn 30 ${CMAKE_COMMAND}
-          "-DCMD=env|${bad}|$<TARGET_FILE:nettest-lean>|T5" -DRC=2 -DONE_LINE=1
-          -DERR_MATCH=nettest-lean: -P ${BB_CHECK})
-endforeach()
+nt_refused(nettest-lean env "$<TARGET_FILE:nettest-lean>|T5" "LEAN_NP=1" "LEAN_NP=x"
+           "LEAN_EAGER=-1" "LEAN_YIELD=0")
 
 # bench/nettest-configs.sh: configurations of nettest alternated, per-cell ratios (the host
 # barrier on and off; Open MPI's twin too, except in sanitizer builds: its own leaks and races

@@ -1,10 +1,11 @@
 /* comm_lean.c: the bench comm layer with no library under it: the least a single-copy message
  * layer on one host does, as a reference for csn and MPI in nettest's cells (nettest-lean).
  *
- * comm_init forks the ranks (LEAN_NP, default 4; rank 0 is the process started), which share
- * one anonymous mapping. A message is announced by its sender in the slot of the pair (its
- * address, length and sequence number), pulled by its receiver with one process_vm_readv, and
- * answered in the slot, which completes the sender's request. Messages of up to LEAN_EAGER
+ * comm_init forks the ranks (LEAN_NP, default 4; bench/common/forked.h: the process started
+ * supervises them and gives the job's exit status), which share one anonymous mapping. A
+ * message is announced by its sender in the slot of the pair (its address, length and sequence
+ * number), pulled by its receiver with one process_vm_readv, and answered in the slot, which
+ * completes the sender's request. Messages of up to LEAN_EAGER
  * bytes (default 0) are copied by their sender into the pair's shared buffer instead, and the
  * send completes at once. The barrier is a counter in shared memory. A wait with nothing to do
  * yields the CPU at every LEAN_YIELD-th turn (default 1). A wait that sees nothing for
@@ -13,25 +14,19 @@
  * peers but their failure flag. One message per pair and direction is in flight at a time (a
  * second send waits until the first is taken: nettest's procedures send one per pair per
  * iteration); receives name their source. */
-#include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "comm.h"
+#include "forked.h"
 
-#define LEAN_MAX_NP 64
 #define LEAN_MAX_EAGER (1u << 20)
 
 enum { LEAN_SEQ = 0 };                      /* opaque[]: the request's sequence number */
-enum { LEAN_OK = 0, LEAN_OVERRUN, LEAN_CMA }; /* comm_req.status */
+enum { LEAN_OK = 0, LEAN_OVERRUN }; /* comm_req.status */
 
 /* The pair from -> to. ann and done are sequence numbers: the sender stores addr and len, then
  * ann (release); the receiver reads ann (acquire), takes the message, then stores done. */
@@ -41,22 +36,20 @@ struct lean_slot {
     _Alignas(64) _Atomic uint64_t done;
 };
 
-struct lean_shared {
-    _Alignas(64) _Atomic unsigned count;
-    _Alignas(64) _Atomic unsigned gen;
-    _Alignas(64) _Atomic int failed; /* a rank gave up: everyone stops at their next wait */
-    pid_t pid[LEAN_MAX_NP];
-    struct lean_slot slot[LEAN_MAX_NP][LEAN_MAX_NP]; /* [from][to] */
-};
-
-static struct lean_shared *lean_sh;
-static uint8_t *lean_eager_buf; /* [from][to] buffers of lean_eager bytes */
+static struct forked_job *lean_job;
+static struct lean_slot (*lean_slots)[FORKED_MAX_NP]; /* [from][to], shared */
+static uint8_t *lean_eager_buf;                      /* [from][to] buffers of lean_eager bytes */
 static size_t lean_eager;
 static unsigned lean_yield = 1;
 static int lean_me, lean_np;
-static pid_t lean_kids[LEAN_MAX_NP];
-static uint64_t lean_sent[LEAN_MAX_NP], lean_taken[LEAN_MAX_NP];
+static uint64_t lean_sent[FORKED_MAX_NP], lean_taken[FORKED_MAX_NP];
 static double lean_timeout = 120.0; /* seconds of waiting without progress before giving up */
+
+/* The shared buffer of the pair from -> to. */
+static uint8_t *lean_eager_at(int from, int to)
+{
+    return lean_eager_buf + ((size_t)from * (size_t)lean_np + (size_t)to) * lean_eager;
+}
 
 void comm_abort(int code, const char *fmt, ...)
 {
@@ -64,8 +57,8 @@ void comm_abort(int code, const char *fmt, ...)
     va_start(ap, fmt);
     comm_report(lean_me, fmt, ap);
     va_end(ap);
-    if (lean_sh != NULL)
-        atomic_store(&lean_sh->failed, 1);
+    if (lean_job != NULL)
+        atomic_store(&lean_job->failed, 1);
     _exit(code != 0 ? code : 1);
 }
 
@@ -88,55 +81,28 @@ int comm_init(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    lean_np = (int)lean_env("LEAN_NP", 4, 2, LEAN_MAX_NP);
+    lean_np = (int)lean_env("LEAN_NP", 4, 2, FORKED_MAX_NP);
     lean_eager = (size_t)lean_env("LEAN_EAGER", 0, 0, LEAN_MAX_EAGER);
     lean_yield = (unsigned)lean_env("LEAN_YIELD", 1, 1, 1000);
     const char *tmo = getenv("BENCH_COMM_TIMEOUT");
     if (tmo != NULL && atof(tmo) > 0)
         lean_timeout = atof(tmo);
-    size_t eb = (size_t)lean_np * (size_t)lean_np * (lean_eager ? lean_eager : 1);
-    lean_sh = mmap(NULL, sizeof *lean_sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    lean_eager_buf = mmap(NULL, eb, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (lean_sh == MAP_FAILED || lean_eager_buf == MAP_FAILED) {
-        fprintf(stderr, "nettest-lean: mmap: %s\n", strerror(errno));
+    size_t slots = sizeof(struct lean_slot) * FORKED_MAX_NP * (size_t)lean_np;
+    void *area;
+    lean_me = forked_start(&lean_job, lean_np,
+                           slots + (size_t)lean_np * (size_t)lean_np * lean_eager, &area,
+                           "nettest-lean");
+    if (lean_me < 0)
         return -1;
-    }
-    fflush(NULL); /* nothing buffered is written twice */
-    for (int r = 1; r < lean_np; r++) {
-        pid_t k = fork();
-        if (k == 0) {
-            lean_me = r;
-            break;
-        }
-        if (k < 0) {
-            fprintf(stderr, "nettest-lean: fork: %s\n", strerror(errno));
-            atomic_store(&lean_sh->failed, 1);
-            for (int j = 1; j < r; j++)
-                (void)waitpid(lean_kids[j], NULL, 0);
-            return -1;
-        }
-        lean_kids[r] = k;
-    }
-    lean_sh->pid[lean_me] = getpid();
+    lean_slots = area;
+    lean_eager_buf = (uint8_t *)area + slots;
     comm_barrier();
     return 0;
 }
 
 void comm_finalize(void)
 {
-    comm_barrier();
-    if (lean_me != 0)
-        return;
-    int rc = 0;
-    for (int r = 1; r < lean_np; r++) {
-        int st = 0;
-        if (waitpid(lean_kids[r], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-            rc = 1;
-    }
-    if (rc != 0) {
-        fprintf(stderr, "nettest-lean: a rank failed\n");
-        exit(1);
-    }
+    comm_barrier(); /* the supervisor (forked_start) gives the job's exit status */
 }
 
 int comm_rank(void)
@@ -171,8 +137,6 @@ const char *comm_status_string(int status)
         return "ok";
     case LEAN_OVERRUN:
         return "message longer than the receive";
-    case LEAN_CMA:
-        return "process_vm_readv failed";
     default:
         return "unknown status";
     }
@@ -182,7 +146,7 @@ const char *comm_status_string(int status)
  * moved for lean_timeout. */
 static void lean_idle(double *since, const char *what)
 {
-    if (atomic_load_explicit(&lean_sh->failed, memory_order_relaxed))
+    if (atomic_load_explicit(&lean_job->failed, memory_order_relaxed))
         comm_abort(1, "another rank failed (while in %s)", what);
     double now = comm_wtime();
     if (*since == 0)
@@ -194,37 +158,34 @@ static void lean_idle(double *since, const char *what)
         sched_yield();
 }
 
+static void lean_barrier_idle(void *since)
+{
+    lean_idle(since, "the barrier");
+}
+
 void comm_barrier(void)
 {
-    unsigned g = atomic_load(&lean_sh->gen);
     double since = 0;
-    if (atomic_fetch_add(&lean_sh->count, 1) == (unsigned)lean_np - 1) {
-        atomic_store(&lean_sh->count, 0);
-        atomic_store(&lean_sh->gen, g + 1);
-        return;
-    }
-    while (atomic_load(&lean_sh->gen) == g)
-        lean_idle(&since, "the barrier");
+    if (forked_barrier(lean_job, lean_barrier_idle, &since) != 0)
+        comm_abort(1, "another rank failed (while in the barrier)");
 }
 
 /* Takes the receive r's message if it is announced: 1 done, 0 not yet. */
 static int lean_take(comm_req *r)
 {
-    struct lean_slot *s = &lean_sh->slot[r->peer][lean_me];
+    struct lean_slot *s = &lean_slots[r->peer][lean_me];
     if (atomic_load_explicit(&s->ann, memory_order_acquire) < r->opaque[LEAN_SEQ])
         return 0;
     size_t n = (size_t)s->len, want = n < r->len ? n : r->len;
     if (n > r->len)
         r->status = LEAN_OVERRUN;
     if (n <= lean_eager) {
-        memcpy(r->buf, lean_eager_buf + ((size_t)r->peer * (size_t)lean_np + (size_t)lean_me) * lean_eager,
-               want);
-    } else if (want > 0) {
-        struct iovec l = {.iov_base = r->buf, .iov_len = want};
-        struct iovec rv = {.iov_base = (void *)(uintptr_t)s->addr, .iov_len = want};
-        if (process_vm_readv(lean_sh->pid[r->peer], &l, 1, &rv, 1, 0) != (ssize_t)want)
+        memcpy(r->buf, lean_eager_at(r->peer, lean_me), want);
+    } else {
+        int e = forked_pull(lean_job, r->peer, r->buf, s->addr, want);
+        if (e != 0)
             comm_abort(1, "process_vm_readv of %zu bytes from rank %d: %s", want, r->peer,
-                       strerror(errno));
+                       strerror(e));
     }
     r->len = want;
     atomic_store_explicit(&s->done, r->opaque[LEAN_SEQ], memory_order_release);
@@ -236,7 +197,7 @@ static int lean_progress(comm_req *r)
 {
     if (!r->done) {
         if (r->is_send)
-            r->done = atomic_load_explicit(&lean_sh->slot[lean_me][r->peer].done,
+            r->done = atomic_load_explicit(&lean_slots[lean_me][r->peer].done,
                                            memory_order_acquire) >= r->opaque[LEAN_SEQ];
         else
             r->done = lean_take(r);
@@ -249,7 +210,7 @@ int comm_isend(const void *buf, size_t len, int dst, comm_req *r)
     comm_req_setup(r, (void *)buf, len, dst, 1);
     if (dst == lean_me)
         comm_abort(1, "nettest-lean: a send to itself");
-    struct lean_slot *s = &lean_sh->slot[lean_me][dst];
+    struct lean_slot *s = &lean_slots[lean_me][dst];
     uint64_t seq = ++lean_sent[dst];
     double since = 0;
     while (atomic_load_explicit(&s->done, memory_order_acquire) < seq - 1)
@@ -257,8 +218,7 @@ int comm_isend(const void *buf, size_t len, int dst, comm_req *r)
     r->opaque[LEAN_SEQ] = seq;
     s->len = len;
     if (len <= lean_eager) {
-        memcpy(lean_eager_buf + ((size_t)lean_me * (size_t)lean_np + (size_t)dst) * lean_eager, buf,
-               len);
+        memcpy(lean_eager_at(lean_me, dst), buf, len);
         r->done = 1;
     } else {
         s->addr = (uint64_t)(uintptr_t)buf;

@@ -10,32 +10,23 @@
  * bench/nettest-configs.sh sets nettest and nettest-mpi against it (floor:BUILD).
  *
  * usage: nettest-floor [--np N] NETTEST-PARAMETERS   (e.g. uK m1 M1024 K4 R1 T200 Ptotal) */
-#include <errno.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "forked.h"
 #include "nettest.h"
 #include "tool.h"
 
-#define FLOOR_MAX_NP 64
-
+/* What the ranks share after the job's head. */
 struct floor_shared {
-    _Alignas(64) _Atomic unsigned count;
-    _Alignas(64) _Atomic unsigned gen;
-    _Alignas(64) _Atomic int failed; /* a rank's copy failed: everyone stops */
-    pid_t pid[FLOOR_MAX_NP];
-    uint64_t sbuf[FLOOR_MAX_NP]; /* each rank's send buffer, in its own address space */
-    double mean[FLOOR_MAX_NP];   /* each rank's mean iteration of the cell, seconds */
+    uint64_t sbuf[FORKED_MAX_NP]; /* each rank's send buffer, in its own address space */
+    double mean[FORKED_MAX_NP];   /* each rank's mean iteration of the cell, seconds */
 };
 
+static struct forked_job *floor_job;
 static struct floor_shared *floor_sh;
 static int floor_np;
 
@@ -46,32 +37,26 @@ static double floor_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static void floor_yield(void *arg)
+{
+    (void)arg;
+    sched_yield();
+}
+
 /* The counter barrier (as core/hostbar.c, without sleep): 0, or -1 when a rank failed. */
 static int floor_barrier(void)
 {
-    unsigned g = atomic_load(&floor_sh->gen);
-    if (atomic_fetch_add(&floor_sh->count, 1) == (unsigned)floor_np - 1) {
-        atomic_store(&floor_sh->count, 0);
-        atomic_store(&floor_sh->gen, g + 1);
-    } else {
-        while (atomic_load(&floor_sh->gen) == g && !atomic_load(&floor_sh->failed))
-            sched_yield();
-    }
-    return atomic_load(&floor_sh->failed) ? -1 : 0;
+    return forked_barrier(floor_job, floor_yield, NULL);
 }
 
 static int floor_pull(int from, void *dst, size_t len)
 {
-    struct iovec l = {.iov_base = dst, .iov_len = len};
-    struct iovec r = {.iov_base = (void *)(uintptr_t)floor_sh->sbuf[from], .iov_len = len};
-    if (len == 0)
-        return 0;
-    ssize_t got = process_vm_readv(floor_sh->pid[from], &l, 1, &r, 1, 0);
-    if (got == (ssize_t)len)
+    int e = forked_pull(floor_job, from, dst, floor_sh->sbuf[from], len);
+    if (e == 0)
         return 0;
     fprintf(stderr, "nettest-floor: process_vm_readv of %zu bytes from rank %d: %s\n", len, from,
-            got < 0 ? strerror(errno) : "short copy");
-    atomic_store(&floor_sh->failed, 1);
+            strerror(e));
+    atomic_store(&floor_job->failed, 1);
     return -1;
 }
 
@@ -88,12 +73,11 @@ static int floor_rank(int me, const struct nt_params *p, const uint64_t *sizes, 
     double *row = calloc(NT_NTESTS, sizeof *row);
     if (!sbuf || !rbuf || !row) {
         fprintf(stderr, "nettest-floor: rank %d: out of memory for %zu-byte buffers\n", me, cap);
-        atomic_store(&floor_sh->failed, 1);
+        atomic_store(&floor_job->failed, 1);
         return 1;
     }
     memset(sbuf, me + 1, cap); /* touched: the pages are this process's own */
     memset(rbuf, 0, cap * (size_t)(floor_np - 1));
-    floor_sh->pid[me] = getpid();
     floor_sh->sbuf[me] = (uint64_t)(uintptr_t)sbuf;
     if (floor_barrier() != 0)
         return 1;
@@ -108,7 +92,7 @@ static int floor_rank(int me, const struct nt_params *p, const uint64_t *sizes, 
             size_t len = (size_t)sizes[i];
             for (int k = 0; k < 3; k++) {
                 enum nt_test t = floor_topo[k];
-                int nb[FLOOR_MAX_NP];
+                int nb[FORKED_MAX_NP];
                 int n = nt_neighbours(t, floor_np, me, nb);
                 double sum = 0;
                 for (uint64_t it = 0; it < p->iterations; it++) {
@@ -164,7 +148,7 @@ static void floor_usage(FILE *f)
             "4, 2 to %d), each\nmessage pulled by its receiver with one process_vm_readv, the "
             "barrier a counter in shared\nmemory. nettest's table; a test and its two-way twin "
             "share one floor (the same bytes).\n",
-            FLOOR_MAX_NP);
+            FORKED_MAX_NP);
 }
 
 int main(int argc, char **argv)
@@ -179,9 +163,9 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--np") == 0) {
         char *end = NULL;
         long v = argc > 2 ? strtol(argv[2], &end, 10) : 0;
-        if (argc < 3 || *end != '\0' || v < 2 || v > FLOOR_MAX_NP) {
+        if (argc < 3 || *end != '\0' || v < 2 || v > FORKED_MAX_NP) {
             fprintf(stderr, "nettest-floor: --np takes a number from 2 to %d, not '%s'\n",
-                    FLOOR_MAX_NP, argc > 2 ? argv[2] : "");
+                    FORKED_MAX_NP, argc > 2 ? argv[2] : "");
             return 2;
         }
         np = (int)v;
@@ -209,38 +193,16 @@ int main(int argc, char **argv)
         return 1;
     nt_sizes(&p, sizes, nsizes);
     floor_np = np;
-    floor_sh =
-        mmap(NULL, sizeof *floor_sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (floor_sh == MAP_FAILED) {
-        fprintf(stderr, "nettest-floor: mmap: %s\n", strerror(errno));
-        return 1;
-    }
     printf("# nettest-floor: %d processes on this host, no library: each message pulled with "
            "one process_vm_readv,\n# the barrier a counter in shared memory; a test and its "
            "two-way twin share one floor\n",
            np);
-    fflush(stdout);
-    pid_t kids[FLOOR_MAX_NP];
-    for (int r = 0; r < np; r++) {
-        kids[r] = fork();
-        if (kids[r] == 0)
-            _exit(floor_rank(r, &p, sizes, nsizes));
-        if (kids[r] < 0) {
-            fprintf(stderr, "nettest-floor: fork: %s\n", strerror(errno));
-            atomic_store(&floor_sh->failed, 1);
-            for (int k = 0; k < r; k++)
-                (void)waitpid(kids[k], NULL, 0);
-            return 1;
-        }
-    }
-    int rc = 0;
-    for (int r = 0; r < np; r++) {
-        int st = 0;
-        if (waitpid(kids[r], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            rc = 1;
-            atomic_store(&floor_sh->failed, 1); /* the others stop at their next barrier */
-        }
-    }
+    void *area;
+    int me = forked_start(&floor_job, np, sizeof *floor_sh, &area, "nettest-floor");
+    if (me < 0)
+        return 1;
+    floor_sh = area;
+    int rc = floor_rank(me, &p, sizes, nsizes);
     free(sizes);
     return rc;
 }
