@@ -83,6 +83,7 @@ struct csni_prog {
     _Atomic bool deep_parked;  /* in a park longer than PROGRESS_PARK_ACTIVE_NS (a poller runs) */
     _Atomic bool kicked;       /* a thread went to sleep: the progress thread must poll */
     _Atomic uint64_t activity; /* waits ended by user threads (the progress thread's cue) */
+    _Atomic int bg_copying;    /* long copies the progress thread is making (csni_busy_begin) */
     uint64_t bg_seen;          /* activity when the progress thread began to poll (its own) */
     _Atomic bool stopping;
 };
@@ -139,19 +140,18 @@ extern _Thread_local bool csni_in_progress_thread __attribute__((tls_model("init
  * (0.2-0.7 ms) neither ends a wait nor spins then: taken for one that computes, it had the
  * progress thread take the next pulls itself, two threads of the rank copying at once on a
  * 2-CPU host (pulled both ways at 1-4 MiB, 8-11 GB/s against 12-13 with it parked;
- * BENCHMARKS.md, issue 19). begin returns whether it counted; end takes that. */
+ * BENCHMARKS.md, issue 19). Made by the progress thread, it counts in bg_copying: a user
+ * thread waiting meanwhile yields its CPU at every turn (core/wait.c). begin returns whether
+ * it counted as a spinner; end takes that. */
 static inline bool csni_busy_begin(struct csni_proc *p)
 {
-    if (csni_in_progress_thread)
-        return false;
-    atomic_fetch_add(&p->prog.spinners, 1);
-    return true;
+    atomic_fetch_add(csni_in_progress_thread ? &p->prog.bg_copying : &p->prog.spinners, 1);
+    return !csni_in_progress_thread;
 }
 
 static inline void csni_busy_end(struct csni_proc *p, bool counted)
 {
-    if (counted)
-        atomic_fetch_sub(&p->prog.spinners, 1);
+    atomic_fetch_sub(counted ? &p->prog.spinners : &p->prog.bg_copying, 1);
 }
 
 /* Whether the caller is the progress thread and a user thread came back into the library

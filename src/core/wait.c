@@ -247,7 +247,13 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
          * ranks, an estimate) beyond those CPUs: spin politely, yielding the CPU at every turn to
          * whoever has work, and longer (a yield costs the others little, a sleep costs a
          * wake-up). */
-        bool polite = p->tun.oversubscribed ||
+        /* The progress thread copying a message (a pull it took while we were away): a pure
+         * spin beside it on its CPU took half that CPU from the copy, and a sleep has the
+         * poller's look at the connection wait for its reader lock, in naps that interrupt
+         * the copy as often: we yield at every turn until the copy ends (both ways at 64 MiB,
+         * the pulls the progress thread made took 22-25 ms against 13, BENCHMARKS.md). */
+        bool bg = atomic_load_explicit(&p->prog.bg_copying, memory_order_relaxed) > 0;
+        bool polite = bg || p->tun.oversubscribed ||
                       p->tun.cpu_share * atomic_load_explicit(&wait_threads, memory_order_relaxed) >
                           (uint32_t)p->tun.ncpu;
         if (timeout_us != 0 && (turn & 255) != 255 && spinning && !polite)
@@ -265,8 +271,9 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
         }
         /* Our own polls moved data since the spin's end was set: a transfer is under way (a
          * large message streams through the ring in chunks, each a wake-up if a side slept
-         * between them): the spin goes on. A wait for data that does not come still ends. */
-        if (spinning && now >= spin_end && csni_moved != moved) {
+         * between them): the spin goes on, as it does while the progress thread copies. A
+         * wait for data that does not come still ends. */
+        if (spinning && now >= spin_end && (csni_moved != moved || bg)) {
             moved = csni_moved;
             spin_end = now + (polite ? p->tun.polite_spin_ns : p->tun.spin_ns);
         }
@@ -279,7 +286,7 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
              * switches, Open MPI 195994 and 197488; its 1-16 KiB cells 1.0-1.8x with this,
              * BENCHMARKS.md). Threads of one rank beyond its CPUs still yield at every turn
              * (threadtest, 8 threads: 8 B half round trip 8-15 % longer at every fourth). */
-            if (polite && (!p->tun.oversubscribed || (turn & 3) == 3) &&
+            if (polite && (bg || !p->tun.oversubscribed || (turn & 3) == 3) &&
                 !wait_arrived(t, want, seen))
                 sched_yield();
             continue;
