@@ -44,6 +44,10 @@ if(TARGET memcpy-bench)
   add_test(NAME pingpong_cma_floor_pp_bad
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:cma-floor>|--test|bw,bx" -DRC=2
                    -DERR_MATCH=--test -DONE_LINE=1 -P ${PP_CHECK})
+  add_test(NAME pingpong_cma_batch
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/bench/cma_batch.sh
+                   ${PROJECT_SOURCE_DIR}/bench/cma-batch.sh ${CMAKE_BINARY_DIR})
+  set_tests_properties(pingpong_cma_batch PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
   set_tests_properties(pingpong_cma_floor pingpong_cma_floor_bad pingpong_cma_floor_pp
                        pingpong_cma_floor_pp_bad PROPERTIES TIMEOUT 60)
   add_test(NAME pingpong_tcp_floor
@@ -182,8 +186,12 @@ if(TARGET csnrun)
   # oversubscribed (every rendezvous pulled, the progress thread polling too).
   pp_window_test(pulled CSN_SHM_EAGER=32K CSN_SHM_PULL=1)
   pp_window_test(oversubscribed CSN_CPU_SHARE=65536)
-  # The defaults: every rendezvous pulled, split copies from 32 KiB.
+  # The defaults: every rendezvous pulled, split copies from 32 KiB, pulls found one after the
+  # other made in one call; those made two at a time (the batch full at every second), and
+  # one at a time.
   pp_window_test(default)
+  pp_window_test(batch2 CSN_SHM_PULL_BATCH=2)
+  pp_window_test(batch1 CSN_SHM_PULL_BATCH=1)
   # Streamed one way, pulled both ways (receives of our own outstanding), with 64 and 256 KiB
   # rendezvous messages changing from pulled to streamed as a rank's own receives complete.
   pp_window_test(streamed CSN_SHM_EAGER=64K CSN_SHM_PULL_MAX=0)

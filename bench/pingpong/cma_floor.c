@@ -44,7 +44,9 @@ static const char floor_usage[] =
     "  --from SIZE        leave out sizes below SIZE (default 1)\n"
     "  --bind             A on the first CPU it may use, B on the second (as csnrun\n"
     "                     --bind-to core and mpirun's default place two ranks)\n"
-    "  --reuse-buffer     every message of a window into one receive buffer\n" PP_COMMON_HELP
+    "  --reuse-buffer     every message of a window into one receive buffer\n"
+    "  --batch N          N messages per process_vm_readv (default 1, at most 64): what a\n"
+    "                     layer pulling several announced messages at once could reach\n" PP_COMMON_HELP
     "  --help             this text\n";
 
 /* One phase of work for B, set by A before A publishes its number in go. */
@@ -55,26 +57,42 @@ struct floor_sync {
     int both;      /* B pulls in this phase */
     size_t size;   /* message size */
     int window;    /* receive buffers, used in turn */
+    int batch;     /* messages per process_vm_readv */
     long n;        /* messages */
     double b_secs; /* B's time, or -1 */
 };
 
+#define FLOOR_BATCH_MAX 64
+
 /* Pulls n messages of size bytes from pid's src, each into the next of window buffers from
- * dst on (one after the other); returns seconds, or -1. */
+ * dst on, batch messages per call (a short count goes on from the byte it stopped at);
+ * returns seconds, or -1. */
 static double floor_pull(pid_t pid, unsigned char *dst, const void *src, size_t size, int window,
-                         long n)
+                         int batch, long n)
 {
+    struct iovec l[FLOOR_BATCH_MAX], r[FLOOR_BATCH_MAX];
     double t0 = pp_now();
-    for (long i = 0; i < n; i++) {
-        unsigned char *d = dst + (size_t)(i % window) * size;
-        size_t got = 0;
-        while (got < size) {
-            struct iovec l = {.iov_base = d + got, .iov_len = size - got};
-            struct iovec r = {.iov_base = (char *)src + got, .iov_len = size - got};
-            ssize_t k = process_vm_readv(pid, &l, 1, &r, 1, 0);
-            if (k <= 0)
-                return -1.0;
-            got += (size_t)k;
+    long i = 0;    /* the message the next call starts in */
+    size_t at = 0; /* and the byte in it */
+    while (i < n) {
+        int k = 0;
+        for (long j = i; j < n && k < batch; j++, k++) {
+            size_t off = j == i ? at : 0;
+            l[k].iov_base = dst + (size_t)(j % window) * size + off;
+            r[k].iov_base = (char *)src + off;
+            l[k].iov_len = r[k].iov_len = size - off;
+        }
+        ssize_t got = process_vm_readv(pid, l, (unsigned long)k, r, (unsigned long)k, 0);
+        if (got <= 0)
+            return -1.0;
+        for (size_t left = (size_t)got; left > 0;) {
+            size_t step = size - at < left ? size - at : left;
+            left -= step;
+            at += step;
+            if (at == size) {
+                i++;
+                at = 0;
+            }
         }
     }
     return pp_now() - t0;
@@ -117,7 +135,8 @@ static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, 
             ;
         if (g < 0)
             _exit(0);
-        s->b_secs = s->both ? floor_pull(parent, dst, src, s->size, s->window, s->n) : 0.0;
+        s->b_secs =
+            s->both ? floor_pull(parent, dst, src, s->size, s->window, s->batch, s->n) : 0.0;
         atomic_store(&s->done, phase);
     }
 }
@@ -125,15 +144,16 @@ static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, 
 /* A: runs one phase (B pulling too when both) and returns the bytes per second delivered by
  * both, or -1 after a failed pull. */
 static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src, unsigned char *dst,
-                          size_t size, int window, long n, int both)
+                          size_t size, int window, int batch, long n, int both)
 {
     s->both = both;
     s->size = size;
     s->window = window;
+    s->batch = batch;
     s->n = n;
     int phase = atomic_load(&s->go) + 1;
     atomic_store(&s->go, phase); /* seq_cst: B reads the fields above after it sees this */
-    double t = floor_pull(child, dst, src, size, window, n);
+    double t = floor_pull(child, dst, src, size, window, batch, n);
     while (atomic_load(&s->done) < phase)
         ;
     if (t < 0 || s->b_secs < 0) {
@@ -151,6 +171,7 @@ struct floor_opts {
     size_t from;
     int bind;
     int reuse; /* every message of a window into one buffer (--reuse-buffer) */
+    int batch; /* messages per process_vm_readv (--batch) */
 };
 
 /* Parses --test's comma-separated list into o->bw and o->bibw. Returns 0 or -1. */
@@ -175,6 +196,7 @@ static int floor_parse(int argc, char **argv, struct floor_opts *o)
 {
     pp_common_defaults(&o->c);
     o->from = 1;
+    o->batch = 1;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int r = pp_common_arg(argc, argv, &i, &o->c, "cma-floor");
@@ -196,6 +218,15 @@ static int floor_parse(int argc, char **argv, struct floor_opts *o)
                         v ? v : "");
                 return 2;
             }
+        } else if ((r = pp_opt(argc, argv, &i, "--batch", &v)) != 0) {
+            char *end = NULL;
+            long b = r < 0 ? 0 : strtol(v, &end, 10);
+            if (r < 0 || end == v || *end != '\0' || b < 1 || b > FLOOR_BATCH_MAX) {
+                fprintf(stderr, "cma-floor: --batch takes a number from 1 to %d, not '%s'\n",
+                        FLOOR_BATCH_MAX, v ? v : "");
+                return 2;
+            }
+            o->batch = (int)b;
         } else if ((r = pp_opt(argc, argv, &i, "--from", &v)) != 0) {
             if (r < 0 || pp_parse_size(v, &o->from) != 0) {
                 fprintf(stderr, "cma-floor: --from takes a size such as 64K, not '%s'\n",
@@ -236,10 +267,10 @@ static int floor_size(struct floor_sync *s, pid_t child, unsigned char *src, uns
         long n = windows * window;
         int cycle = o->reuse ? 1 : window; /* receive buffers used in turn */
         double v[PP_MAX_SAMPLES];
-        if (floor_phase(s, child, src, dst, size, cycle, n, both) < 0) /* warm-up */
+        if (floor_phase(s, child, src, dst, size, cycle, o->batch, n, both) < 0) /* warm-up */
             return -1;
         for (int k = 0; k < o->c.samples; k++) {
-            double x = floor_phase(s, child, src, dst, size, cycle, n, both);
+            double x = floor_phase(s, child, src, dst, size, cycle, o->batch, n, both);
             if (x < 0)
                 return -1;
             v[k] = x / 1e6;
@@ -263,18 +294,18 @@ static int floor_tests(struct floor_sync *s, pid_t child, unsigned char *src, un
     char wb[32];
     printf("# cma-floor: process_vm_readv between two processes, no library; MB/s (1e6 B/s), "
            "median and max of %d batches; window of %d messages (at most %s bytes), each into "
-           "%s receive buffer%s\n",
+           "%s receive buffer; %d message%s per call%s\n",
            o->c.samples, o->c.window, pp_size_str(o->c.window_bytes, wb, sizeof wb),
-           o->reuse ? "one (--reuse-buffer)" : "its own",
+           o->reuse ? "one (--reuse-buffer)" : "its own", o->batch, o->batch > 1 ? "s" : "",
            o->bind ? "; A and B bound to one CPU each" : "");
     printf("%10s %10s %10s %10s %10s %9s %7s\n", "size", "bw_med", "bw_max", "bibw_med", "bibw_max",
            "iters", "window");
     if (json != NULL)
         fprintf(json,
                 "{\n\"benchmark\": \"cma-floor\",\n\"samples\": %d,\n\"window\": %d,\n"
-                "\"window_bytes\": %zu,\n\"units\": {\"bw\": \"MB/s (1e6 B/s)\"},\n"
+                "\"window_bytes\": %zu,\n\"batch\": %d,\n\"units\": {\"bw\": \"MB/s (1e6 B/s)\"},\n"
                 "\"results\": [\n",
-                o->c.samples, o->c.window, o->c.window_bytes);
+                o->c.samples, o->c.window, o->c.window_bytes, o->batch);
     const char *sep = "";
     for (int i = 0; i < o->c.sizes.n; i++) {
         size_t size = o->c.sizes.v[i];
@@ -330,7 +361,7 @@ static int floor_reps(struct floor_sync *s, pid_t child, unsigned char *src, uns
         double best[2] = {0, 0};
         for (long r = 0; r < reps; r++) {
             for (int both = 0; both < 2; both++) {
-                double x = floor_phase(s, child, src, dst, size, 1, n, both);
+                double x = floor_phase(s, child, src, dst, size, 1, 1, n, both);
                 if (x < 0)
                     return 1;
                 best[both] = x / 1e9 > best[both] ? x / 1e9 : best[both];

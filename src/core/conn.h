@@ -17,6 +17,9 @@
 #include "transport/shm/shm.h"
 #include "wire/frame.h"
 
+/* Pulls one connection's reader makes in one system call at most (CSN_SHM_PULL_BATCH's most). */
+#define CSNI_PULL_BATCH_MAX 16
+
 struct csni_proc;
 struct csni_peer;
 struct csni_conn;
@@ -79,6 +82,14 @@ struct csni_conn {
     /* The protocol's own per-connection count (written only under rx_lock): eager credit
      * consumed here, not yet handed back. */
     int64_t owed;
+    /* Pulls matched while reading, made together in one system call before the reader serves
+     * anything else or lets go of rx_lock (core/rndv.c: csni_rndv_pull_later). */
+    struct csni_pull_batch {
+        unsigned n;
+        size_t bytes;
+        struct csni_op *op[CSNI_PULL_BATCH_MAX];
+        uint64_t raddr[CSNI_PULL_BATCH_MAX], token[CSNI_PULL_BATCH_MAX];
+    } pullb;
     /* Writer: one at a time, held only across non-blocking writes. */
     csni_lock_t tx_lock;
     /* Eager credit taken from the peer's ahead of need by the direct small-message path

@@ -61,7 +61,7 @@ void csni_debug_open(const struct csni_proc *p)
                        : "messages (CSN_HOST_BARRIER=0, no shm, or ranks on other hosts)");
     }
     if (t->net) {
-        char pull[160] = "shm: streamed through the ring";
+        char pull[256] = "shm: streamed through the ring";
         if (p->cma && t->pull_min < t->pull_max && t->pull_max < CSNI_PULL_NEVER)
             snprintf(pull, sizeof pull,
                      "shm: the receiver pulls with process_vm_readv from %zu bytes, streamed "
@@ -70,6 +70,9 @@ void csni_debug_open(const struct csni_proc *p)
         else if (p->cma && t->pull_min < t->pull_max)
             snprintf(pull, sizeof pull,
                      "shm: the receiver pulls with process_vm_readv from %zu bytes", t->pull_min);
+        if (p->cma && t->pull_min < t->pull_max && t->pull_batch > 1)
+            snprintf(pull + strlen(pull), sizeof pull - strlen(pull),
+                     ", up to %u at a time in one call (CSN_SHM_PULL_BATCH)", t->pull_batch);
         if (csni_ofi_on() && csni_ofi_rndv_min())
             snprintf(pull + strlen(pull), sizeof pull - strlen(pull),
                      "; ofi: the provider moves the payload from %zu bytes", csni_ofi_rndv_min());

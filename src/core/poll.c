@@ -120,6 +120,12 @@ static void poll_reap(struct csni_proc *p)
 /* Drives c's reader until it has nothing more (block: wait for the reader lock, else leave
  * it to the thread that holds it). Sleepers of the transports it completes operations on are
  * woken once at the end, not once per message. */
+/* Whether a frame of this type may be served while pulls wait in the connection's batch. */
+static bool poll_batch_passes(uint8_t type)
+{
+    return type == CSNI_F_RTS || type == CSNI_F_CTS || type == CSNI_F_CREDIT;
+}
+
 void csni_poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
 {
     if (block)
@@ -131,6 +137,14 @@ void csni_poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
         const uint8_t *staged;
         struct csni_place done;
         enum csni_rx_event ev = csni_conn_next(c, &staged, &done);
+        /* The pulls batched from the RTSs before (csni_rndv_pull_later) end before anything
+         * read after them that could complete a receive (or move the connection) is served,
+         * and before the reader stops: the answers to our own transmits (CTS) and credit,
+         * which come between the RTSs both ways at once, complete none; a placement ends a
+         * frame already let through or already preceded by the batch's pull. */
+        if ((ev == CSNI_RX_FRAME && !poll_batch_passes(csni_conn_frame(c)->type)) ||
+            (ev != CSNI_RX_FRAME && ev != CSNI_RX_PLACED))
+            csni_rndv_pull_batch(c);
         if (ev == CSNI_RX_FRAME) {
             struct csni_place pl = {0};
             csni_proto_frame(c, csni_conn_frame(c), staged, &pl);

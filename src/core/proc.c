@@ -169,7 +169,7 @@ static csn_status proc_key(struct csni_proc *p)
 static csn_status proc_net_tunables(struct csni_proc *p)
 {
     struct csni_tun *tun = &p->tun;
-    uint64_t v[11];
+    uint64_t v[12];
     csn_status rv;
     const char *tr = getenv("CSN_TRANSPORT");
     if (!tr || !*tr)
@@ -208,7 +208,9 @@ static csn_status proc_net_tunables(struct csni_proc *p)
             CSN_OK ||
         (rv = proc_env_u64("CSN_HOST_BARRIER", 1, 0, 1, &v[9])) != CSN_OK ||
         (rv = proc_env_u64("CSN_SHM_POPULATE", p->boot.local_size <= PROC_POPULATE_MAX, 0, 1,
-                           &v[10])) != CSN_OK)
+                           &v[10])) != CSN_OK ||
+        (rv = proc_env_u64("CSN_SHM_PULL_BATCH", CSNI_PULL_BATCH_MAX, 1, CSNI_PULL_BATCH_MAX,
+                           &v[11])) != CSN_OK)
         return rv;
     tun->host_barrier = v[9] != 0 && tun->use_shm && p->boot.launched && p->boot.size > 1 &&
                         p->boot.local_size == p->boot.size && p->boot.jobid[0] != '\0' &&
@@ -240,6 +242,10 @@ static csn_status proc_net_tunables(struct csni_proc *p)
      * cells 0.82x, BENCHMARKS.md). */
     tun->pull_min = v[7];
     tun->pull_max = v[8];
+    /* Messages whose RTSs a reader finds one after the other are pulled in one
+     * process_vm_readv: both ways at once 1.2x the floor of one call each at 64 KiB, 1.1x at
+     * 128 KiB, nothing from 4 MiB (bench/cma-batch.sh, BENCHMARKS.md, issue 19). */
+    tun->pull_batch = (unsigned)v[11];
     tun->tcp_notsent = v[3];
     tun->tcp_hold_us = v[5];
     /* Off by default where ranks outnumber CPUs: there nearly every wait sleeps, and a sleep's

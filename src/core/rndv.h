@@ -42,6 +42,16 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
  * complete before it. No transport or peer lock held. */
 void csni_rndv_take(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
                     struct csni_conn *rc);
+/* As csni_rndv_take, from the reader that read the RTS (rc's reader lock held), which may
+ * list the pull in rc's batch instead when it would be made whole (CSN_SHM_PULL_BATCH): the
+ * reader pulls the batch in one system call (csni_rndv_pull_batch) before it serves any frame
+ * but another RTS, and before it lets go of the lock, so that receives still complete in the
+ * order of their messages. No transport or peer lock held. */
+void csni_rndv_pull_later(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
+                          struct csni_conn *rc);
+/* Pulls the batch of rc (its reader lock held), in one process_vm_readv, then completes the
+ * receives in order and answers their senders; nothing when it is empty. */
+void csni_rndv_pull_batch(struct csni_conn *rc);
 /* A non-blocking receive matched the unexpected RTS u (taken off its transport's list) whose
  * sender's memory can be read: the pull is left for the next poll of any thread (and a
  * sleeper in epoll is woken for it), so that the caller, which did not ask to wait, goes on to

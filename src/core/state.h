@@ -63,6 +63,7 @@ struct csni_tun {
     size_t split_min;     /* rendezvous at least this long: both sides copy (0: never) */
     size_t pull_min;      /* shm rendezvous at least this long: the receiver pulls it ... */
     size_t pull_max;      /* ... if shorter than this (CSNI_PULL_NEVER: no limit) */
+    unsigned pull_batch;  /* pulls a reader makes in one system call at most (1: one each) */
     size_t tcp_notsent;   /* TCP_NOTSENT_LOWAT of data sockets (0: the kernel's) */
     uint64_t tcp_hold_us; /* ... and at most this long at the path's rate, if more (0: fixed) */
 };

@@ -36,9 +36,14 @@ run CSN_DEBUG=1 CSN_CPU_SHARE=1024 || fail "hello with CSN_CPU_SHARE=1024 failed
 has "^csn\[0 pid [0-9]*\]: waiting: .*1024 ranks share our $ncpu CPUs.*naps up to $nap ms$"
 # A rendezvous over shm is pulled (one copy); more ranks than CPUs: eager up to 64 KiB, split
 # copies from 8 MiB; else eager up to 4 KiB, split from 32 KiB. CSN_SHM_PULL_MAX: streamed.
-has "^csn\[0 pid [0-9]*\]: protocols: eager up to 65536 bytes over shm.*the receiver pulls with process_vm_readv from 0 bytes); split copies (both sides copy) from 8388608 bytes"
+has "^csn\[0 pid [0-9]*\]: protocols: eager up to 65536 bytes over shm.*the receiver pulls with process_vm_readv from 0 bytes, up to 16 at a time in one call (CSN_SHM_PULL_BATCH)); split copies (both sides copy) from 8388608 bytes"
 run CSN_DEBUG=1 CSN_CPU_SHARE=1 || fail "hello with CSN_CPU_SHARE=1 failed"
-has "^csn\[0 pid [0-9]*\]: protocols: eager up to 4096 bytes over shm.*the receiver pulls with process_vm_readv from 0 bytes); split copies (both sides copy) from 32768 bytes"
+has "^csn\[0 pid [0-9]*\]: protocols: eager up to 4096 bytes over shm.*the receiver pulls with process_vm_readv from 0 bytes, up to 16 at a time in one call (CSN_SHM_PULL_BATCH)); split copies (both sides copy) from 32768 bytes"
+# Pulls found one after the other copied in one call, up to CSN_SHM_PULL_BATCH (1: one each).
+run CSN_DEBUG=1 CSN_SHM_PULL_BATCH=1 || fail "hello with CSN_SHM_PULL_BATCH=1 failed"
+has "^csn\[0 pid [0-9]*\]: protocols: .*pulls with process_vm_readv from 0 bytes); split"
+run CSN_DEBUG=1 CSN_SHM_PULL_BATCH=17 && fail "CSN_SHM_PULL_BATCH=17 was taken"
+has "CSN_SHM_PULL_BATCH=17: expected an integer from 1 to 16"
 run CSN_DEBUG=1 CSN_SHM_PULL_MAX=0 || fail "hello with CSN_SHM_PULL_MAX=0 failed"
 has "^csn\[0 pid [0-9]*\]: protocols: .*(shm: streamed through the ring)"
 run CSN_DEBUG=1 CSN_SHM_PULL_MAX=1M || fail "hello with CSN_SHM_PULL_MAX=1M failed"
