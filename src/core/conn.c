@@ -54,6 +54,7 @@ void csni_conns_init(struct csni_conns *cs)
 {
     csni_mutex_init(&cs->lock, CSNI_RANK_LISTS);
     atomic_init(&cs->head, NULL);
+    atomic_init(&cs->rings, NULL);
     atomic_init(&cs->nlive, 0);
     atomic_init(&cs->nshm, 0);
     atomic_init(&cs->nended, 0);
@@ -73,6 +74,18 @@ static struct csni_conn *conn_reuse(struct csni_proc *p)
             return c;
         }
     return NULL;
+}
+
+/* Puts c on the list of ring connections, once (its ring is published already). */
+static void conn_rings_add(struct csni_proc *p, struct csni_conn *c)
+{
+    csni_mutex_lock(&p->conns.lock);
+    if (!c->on_rings) {
+        c->on_rings = true;
+        c->next_ring = atomic_load_explicit(&p->conns.rings, memory_order_relaxed);
+        atomic_store_explicit(&p->conns.rings, c, memory_order_release);
+    }
+    csni_mutex_unlock(&p->conns.lock);
 }
 
 struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp, int proc,
@@ -159,6 +172,8 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
         atomic_fetch_add(&p->conns.nstrangers, 1);
     atomic_fetch_add(&p->conns.nlive, 1);
     if (old) {
+        if (shm)
+            conn_rings_add(p, c);
         atomic_store(&c->dead, false); /* published: on the list already */
         return c;
     }
@@ -168,6 +183,7 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
     atomic_store_explicit(&p->conns.head, c, memory_order_release);
     csni_mutex_unlock(&p->conns.lock);
     if (shm) {
+        conn_rings_add(p, c);
         atomic_fetch_add(&p->conns.nshm, 1);
         csni_kick_epoll(p); /* the progress thread arms the new ring */
     }
@@ -199,6 +215,7 @@ void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, int proc, struct 
         c->link = &conn_ring_link;
         csni_unlock(&c->tx_lock);
         atomic_store_explicit(&c->ring, shm, memory_order_release);
+        conn_rings_add(c->p, c);
         atomic_fetch_add(&c->p->conns.nshm, 1);
         csni_kick_epoll(c->p);
     }

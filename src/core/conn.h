@@ -107,12 +107,17 @@ struct csni_conn {
     struct csni_conn *moved;
     bool paused;
     struct csni_conn *next; /* the process's connection list (insert-only, immutable links) */
+    /* The list of connections that ever had a ring (insert-only, immutable links; on it once,
+     * under csni_conns.lock): what the pollers walk at every turn, without the strangers'. */
+    struct csni_conn *next_ring;
+    bool on_rings;
 };
 
 /* The process's connections (owned by this engine). */
 struct csni_conns {
     csni_mutex_t lock;              /* inserts (rank LISTS) */
     struct csni_conn *_Atomic head; /* walked without a lock from an acquire load */
+    struct csni_conn *_Atomic rings; /* those that ever had a ring (next_ring), the same way */
     _Atomic int nlive;              /* connections not dead */
     _Atomic int nshm;               /* live shared-memory ones (pollers look at their rings) */
     _Atomic int nended;             /* dead ones whose end is not yet reported */
@@ -124,6 +129,13 @@ void csni_conns_init(struct csni_conns *cs);
 static inline struct csni_conn *csni_conns_first(struct csni_conns *cs)
 {
     return atomic_load_explicit(&cs->head, memory_order_acquire);
+}
+/* The first of the connections that ever had a ring (then c->next_ring): a poller's walk. Dead
+ * and stranger connections stay on the process's list for reuse, hundreds of them after a
+ * flood of strangers (test_harden outsider), each a cache miss at every turn of every poll. */
+static inline struct csni_conn *csni_conns_rings(struct csni_conns *cs)
+{
+    return atomic_load_explicit(&cs->rings, memory_order_acquire);
 }
 
 /* A connection on socket fd (it takes ownership: closed when the process ends), registered

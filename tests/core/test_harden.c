@@ -3,7 +3,9 @@
  *             shared-memory fast path has a connection), csn_tx(NULL, peer, "x", 1) included
  *   outsider  2000 garbage, silent and half-HELLO connections to rank 1's socket and to the
  *             name service during a checked exchange: rank 1's descriptors come back, the
- *             8 B latency afterwards is within 3x (+1 us) of before
+ *             8 B latency afterwards is within 2x (+0.3 us) of before (the pollers walk only
+ *             the ring connections: walking the strangers' left on the list, 1.0 us against
+ *             0.17, a bound of 3x + 1 us let through)
  *   emfile    rank 1 at a lowered RLIMIT_NOFILE flooded beyond it: it does not spin, and it
  *             still takes in rank 2's first message once the flood stops (3 ranks)
  *   squat     files named like the old predictable segment names exist before the job: it
@@ -477,19 +479,33 @@ static void mode_outsider(void)
         fds = count_fds();
     }
     CHECK_OK(csn_job_barrier(T));
-    /* best of a few tries: on a loaded host (two ranks on one free core) a try can take a time
-     * slice per message; the slowdown being checked for is for good, every try shows it */
-    double after = 1e9;
-    for (int i = 0; i < 5; i++) {
+    /* best of tries for up to 5 s (at least 5): on a loaded host (two ranks on one free core,
+     * other tests' ranks beside them) a try can take a time slice per message, for a few tries
+     * in a row (1.8 and 56 us against 0.17 with two CPU hogs beside the test, 2 runs of 6); the
+     * slowdown being checked for is for good, every try shows it. Both ranks stop together:
+     * each try is a ping-pong, and rank 0 says when (the bound met, or the time up). */
+    double after = 1e9, t_stop = now_s() + 5;
+    for (int i = 0;; i++) {
         double us = latency_us();
         after = us < after ? us : after;
+        int stop = i >= 4 && (after <= 2 * before + 0.3 || now_s() > t_stop);
+        if (rank == 0) {
+            CHECK_OK(csn_tx(T, ids[1], &stop, sizeof stop));
+        } else if (rank == 1) {
+            csn_netid from = ids[0];
+            size_t got;
+            CHECK_OK(csn_rx(T, &from, &stop, sizeof stop, &got));
+            CHECK(got == sizeof stop);
+        }
+        if (stop || rank > 1)
+            break;
     }
     printf("rank %d: %d checked round trips during the attack; descriptors %d before, %d "
            "after; 8 B latency %.2f us before, %.2f us after\n",
            rank, rounds, fd0, fds, before, after);
     fflush(stdout);
     CHECK(rank != 1 || fds <= fd0 + 4);
-    CHECK(after <= 3 * before + 1.0);
+    CHECK(after <= 2 * before + 0.3);
     CHECK_OK(csn_job_barrier(T));
     CHECK_OK(csn_close(&T));
 }
