@@ -118,7 +118,11 @@ add_test(NAME core_bias COMMAND test_bias)
 add_executable(test_rndv core/test_rndv.c)
 target_link_libraries(test_rndv csn_internal Threads::Threads)
 add_test(NAME core_rndv COMMAND test_rndv)
-set_tests_properties(core_ring core_reader core_match core_tcp core_bias core_rndv PROPERTIES TIMEOUT 60)
+add_executable(test_cma core/test_cma.c)
+target_link_libraries(test_cma csn_internal)
+add_test(NAME core_cma COMMAND test_cma)
+set_tests_properties(core_cma PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(core_ring core_reader core_match core_tcp core_bias core_rndv core_cma PROPERTIES TIMEOUT 60)
 # core_ring's doorbell race keeps both CPUs busy for seconds: alone, so that it does not
 # slow the tests that check a latency
 set_tests_properties(core_ring PROPERTIES RUN_SERIAL TRUE)

@@ -7,7 +7,7 @@
 set -u
 build=${1:-build}
 command -v valgrind >/dev/null || { echo "valgrind: not installed (apt-get install valgrind)"; exit 77; }
-tests='^(core_api|core_rndv|wire_frame|names_lone|names_boot|nettest_unit|logp_stats|fuzz_replay_.*)$'
+tests='^(core_api|core_rndv|core_cma|wire_frame|names_lone|names_boot|nettest_unit|logp_stats|fuzz_replay_.*)$'
 list=$(mktemp) || exit 1
 trap 'rm -f "$list" "$list.log"' EXIT
 ctest --test-dir "$build" -N -V -R "$tests" | sed -n 's/^[0-9]*: Test command: //p' >"$list"

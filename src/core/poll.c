@@ -117,15 +117,15 @@ static void poll_reap(struct csni_proc *p)
     }
 }
 
-/* Drives c's reader until it has nothing more (block: wait for the reader lock, else leave
- * it to the thread that holds it). Sleepers of the transports it completes operations on are
- * woken once at the end, not once per message. */
 /* Whether a frame of this type may be served while pulls wait in the connection's batch. */
 static bool poll_batch_passes(uint8_t type)
 {
     return type == CSNI_F_RTS || type == CSNI_F_CTS || type == CSNI_F_CREDIT;
 }
 
+/* Drives c's reader until it has nothing more (block: wait for the reader lock, else leave
+ * it to the thread that holds it). Sleepers of the transports it completes operations on are
+ * woken once at the end, not once per message. */
 void csni_poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
 {
     if (block)
