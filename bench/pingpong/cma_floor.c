@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -154,8 +155,11 @@ static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src,
     int phase = atomic_load(&s->go) + 1;
     atomic_store(&s->go, phase); /* seq_cst: B reads the fields above after it sees this */
     double t = floor_pull(child, dst, src, size, window, batch, n);
-    while (atomic_load(&s->done) < phase)
-        ;
+    for (unsigned spin = 1; atomic_load(&s->done) < phase; spin++)
+        if ((spin & 0xfffff) == 0 && waitpid(child, NULL, WNOHANG) == child) {
+            fprintf(stderr, "cma-floor: the second process ended in the middle of a phase\n");
+            return -1.0;
+        }
     if (t < 0 || s->b_secs < 0) {
         fprintf(stderr, "cma-floor: process_vm_readv failed: %s\n", strerror(errno));
         return -1.0;
@@ -442,6 +446,10 @@ int main(int argc, char **argv)
         return 1;
     }
     if (child == 0) {
+        /* B spins while it waits for A: it must not outlive A (killed, or a reader of its
+         * output gone: SIGPIPE), or it spins on, orphaned, holding A's stderr open. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(1);
         if (o.bind && floor_bind(cpu[1]) != 0) {
             fprintf(stderr, "cma-floor: --bind: CPU %d: %s\n", cpu[1], strerror(errno));
             _exit(1);

@@ -18,8 +18,16 @@ done
 "$floor" --test bibw --sizes 4K --samples 1 --iters 1 >/dev/null 2>&1 || exit 77
 # Batched pulls of messages not a multiple of the page, window smaller than a batch: every byte
 # still lands (cma-floor fails on a short or failed pull).
-"$floor" --test bw,bibw --sizes 5000,70000 --window 3 --batch 8 --samples 1 --iters 2 |
-    grep -q '8 messages per call' || fail "cma-floor --batch: no header"
+got=$("$floor" --test bw,bibw --sizes 5000,70000 --window 3 --batch 8 --samples 1 --iters 2) ||
+    fail "cma-floor --batch failed"
+echo "$got" | grep -q '8 messages per call' || fail "cma-floor --batch: no header"
+# A reader gone (SIGPIPE in the first process): the second does not spin on, orphaned.
+"$floor" --test bibw --sizes 4K,64K,1M --batch 2 --samples 3 2>/dev/null | head -c 1 >/dev/null
+sleep 1
+pgrep -f "^$floor --test bibw --sizes 4K,64K,1M --batch 2" >/dev/null && {
+    pkill -9 -f "^$floor --test bibw --sizes 4K,64K,1M --batch 2"
+    fail "cma-floor's second process outlived the first"
+}
 out=$("$script" --build "$build" --rounds 2 --batch 4 --sizes 4K,64K 2>&1) || { echo "$out"; fail "the run failed"; }
 echo "$out"
 for s in 4096 65536; do
