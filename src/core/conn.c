@@ -171,9 +171,7 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
     if (!pp)
         atomic_fetch_add(&p->conns.nstrangers, 1);
     atomic_fetch_add(&p->conns.nlive, 1);
-    if (old) {
-        if (shm)
-            conn_rings_add(p, c);
+    if (old) { /* an accepted one: its ring, if any, comes with its HELLO (csni_conn_bind) */
         atomic_store(&c->dead, false); /* published: on the list already */
         return c;
     }

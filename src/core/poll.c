@@ -142,8 +142,8 @@ void csni_poll_serve(struct csni_proc *p, struct csni_conn *c, bool block)
          * and before the reader stops: the answers to our own transmits (CTS) and credit,
          * which come between the RTSs both ways at once, complete none; a placement ends a
          * frame already let through or already preceded by the batch's pull. */
-        if ((ev == CSNI_RX_FRAME && !poll_batch_passes(csni_conn_frame(c)->type)) ||
-            (ev != CSNI_RX_FRAME && ev != CSNI_RX_PLACED))
+        if (c->pullb.n > 0 && (ev == CSNI_RX_FRAME ? !poll_batch_passes(csni_conn_frame(c)->type)
+                                                   : ev != CSNI_RX_PLACED))
             csni_rndv_pull_batch(c);
         if (ev == CSNI_RX_FRAME) {
             struct csni_place pl = {0};

@@ -43,18 +43,20 @@ static void rndv_pulled(struct csni_op *op, size_t mine, uint64_t sender_token, 
         csni_conn_fail(pp->conn, "out of memory for the answer to a pulled message");
 }
 
-bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
-                    bool split)
+/* Whether a message of n bytes is to be split (CSN_SHM_SPLIT), before rndv_may_pull's look. */
+static bool rndv_split_wanted(const struct csni_proc *p, size_t n)
+{
+    return p->tun.split_min && n >= p->tun.split_min && !p->tun.conn_per_transport;
+}
+
+/* csni_rndv_pull once rndv_may_pull said yes (split: what it left of the wish). */
+static bool rndv_pull_now(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
+                          bool split)
 {
     struct csni_proc *p = csni_p;
     struct csni_peer *pp = op->pp;
     size_t n = csni_op_deliver(op), mine = n;
     csn_status st = CSN_OK;
-    if (!p->cma)
-        return false;
-    split = split && p->tun.split_min && n >= p->tun.split_min && !p->tun.conn_per_transport;
-    if (!rndv_may_pull(pp, &split))
-        return false;
     if (split) {
         struct csni_frame g = csni_frame_cts_split(n, sender_token, op->token, (uintptr_t)op->buf);
         if (csni_peer_send_frame(pp, &g))
@@ -100,6 +102,23 @@ bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t send
     return true;
 }
 
+bool csni_rndv_pull(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
+                    bool split)
+{
+    split = split && rndv_split_wanted(csni_p, csni_op_deliver(op));
+    return csni_p->cma && rndv_may_pull(op->pp, &split) &&
+           rndv_pull_now(op, pid, raddr, sender_token, split);
+}
+
+/* The sender streams op's message instead (CTS), under its transport's lock. */
+static void rndv_stream(struct csni_op *op, uint64_t sender_token, struct csni_conn *rc)
+{
+    csn_transport *t = op->t;
+    csni_lock(&t->lock);
+    (void)csni_rndv_send_cts(op, sender_token, rc, false); /* not pushed: always true */
+    csni_unlock(&t->lock);
+}
+
 /* A pushed message matched op (its RTS came on rc): the receive is posted with the provider,
  * under the peer lock with op listed first (as csni_rndv_send_cts's), and nothing goes back.
  * op->t's lock held. False: out of memory, op failed, rc to be failed by the caller. */
@@ -131,12 +150,8 @@ void csni_rndv_drop_pushed(struct csni_conn *rc, size_t len, uint64_t sender_tok
 void csni_rndv_take(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_t sender_token,
                     struct csni_conn *rc)
 {
-    if (csni_rndv_pull(op, pid, raddr, sender_token, true))
-        return;
-    csn_transport *t = op->t;
-    csni_lock(&t->lock);
-    (void)csni_rndv_send_cts(op, sender_token, rc, false); /* not pushed: always true */
-    csni_unlock(&t->lock);
+    if (!csni_rndv_pull(op, pid, raddr, sender_token, true))
+        rndv_stream(op, sender_token, rc);
 }
 
 /* Messages longer than this are pulled at once, and a batch holds at most RNDV_BATCH_BYTES:
@@ -152,12 +167,13 @@ void csni_rndv_pull_later(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_
     struct csni_proc *p = c->p;
     struct csni_pull_batch *b = &c->pullb;
     size_t n = csni_op_deliver(op);
-    bool split = p->tun.split_min && n >= p->tun.split_min && !p->tun.conn_per_transport;
-    /* Listed only where csni_rndv_pull would pull it whole now: its conditions cannot change
-     * before the batch is pulled, under the reader lock we hold (a stream or a split of this
-     * peer's begins only with a frame read on this connection). */
-    if (p->tun.pull_batch > 1 && p->cma && n > 0 && n <= RNDV_BATCH_MSG &&
-        rndv_may_pull(op->pp, &split) && !split) {
+    bool split = rndv_split_wanted(p, n);
+    /* One look at the peer's state decides (as csni_rndv_pull's would). Listed only where the
+     * pull would be made whole now: its conditions cannot change before the batch is pulled,
+     * under the reader lock we hold (a stream or a split of this peer's begins only with a
+     * frame read on this connection). */
+    bool ok = p->cma && rndv_may_pull(op->pp, &split);
+    if (ok && !split && p->tun.pull_batch > 1 && n > 0 && n <= RNDV_BATCH_MSG) {
         if (b->n == p->tun.pull_batch || b->bytes + n > RNDV_BATCH_BYTES)
             csni_rndv_pull_batch(c);
         b->op[b->n] = op;
@@ -168,7 +184,8 @@ void csni_rndv_pull_later(struct csni_op *op, pid_t pid, uint64_t raddr, uint64_
         return;
     }
     csni_rndv_pull_batch(c);
-    csni_rndv_take(op, pid, raddr, sender_token, c);
+    if (!ok || !rndv_pull_now(op, pid, raddr, sender_token, split))
+        rndv_stream(op, sender_token, c);
 }
 
 void csni_rndv_pull_batch(struct csni_conn *c)
@@ -180,10 +197,6 @@ void csni_rndv_pull_batch(struct csni_conn *c)
     b->n = 0;
     b->bytes = 0;
     pid_t pid = csni_shm_peer_pid(c->shm);
-    if (n == 1) {
-        csni_rndv_take(b->op[0], pid, b->raddr[0], b->token[0], c);
-        return;
-    }
     struct csni_cma_seg seg[CSNI_PULL_BATCH_MAX];
     for (unsigned i = 0; i < n; i++)
         seg[i] = (struct csni_cma_seg){.local = b->op[i]->buf,

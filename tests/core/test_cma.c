@@ -2,7 +2,8 @@
  * batched pulls: several segments of another process's memory land whole and in place, also
  * unaligned and of odd lengths; a read that stops at a bad segment goes on from where the
  * kernel stopped and reports EFAULT; too many segments is EINVAL; a process gone is ESRCH. A
- * host that does not permit the read (ptrace policy) skips. */
+ * copy of nothing is done at once (a split's empty part). A host that does not permit the read
+ * (ptrace policy) skips. */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -45,6 +46,7 @@ int main(void)
         {dst + 100000, (uintptr_t)src + 200000, 1},
         {dst + 100001, (uintptr_t)src + 4093, 4099},
         {dst + 150000, (uintptr_t)src + 150000, LEN - 150000},
+        {dst + 5000, (uintptr_t)src, 0}, /* empty: nothing lands */
     };
     unsigned n = sizeof seg / sizeof seg[0];
     int e = csni_cma_readv(child, seg, n);
@@ -71,6 +73,11 @@ int main(void)
         many[k] = (struct csni_cma_seg){dst + k, (uintptr_t)src + k, 1};
     CHECK(csni_cma_readv(child, many, CSNI_CMA_SEGS + 1) == EINVAL);
     CHECK(csni_cma_readv(child, many, CSNI_CMA_SEGS) == 0);
+    /* A copy of nothing (a split's empty part) is done at once, in either direction. */
+    CHECK(csni_cma_copy(child, dst, (uintptr_t)src, 0, false) == 0);
+    CHECK(csni_cma_copy(child, dst, (uintptr_t)src, 0, true) == 0);
+    struct csni_cma_seg none = {dst, (uintptr_t)src, 0};
+    CHECK(csni_cma_readv(child, &none, 1) == 0);
     CHECK(write(go[1], "g", 1) == 1);
     int st;
     CHECK(waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0);

@@ -4,25 +4,9 @@
 
 #include "transport/shm/cma.h"
 
-int csni_cma_copy(pid_t pid, void *local, uint64_t remote, size_t n, bool write)
-{
-    size_t done = 0;
-    while (done < n) {
-        struct iovec l = {.iov_base = (uint8_t *)local + done, .iov_len = n - done};
-        struct iovec r = {.iov_base = (void *)(uintptr_t)(remote + done), .iov_len = n - done};
-        ssize_t got = write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
-                            : process_vm_readv(pid, &l, 1, &r, 1, 0);
-        if (got > 0)
-            done += (size_t)got;
-        else if (got == 0)
-            return EFAULT;
-        else if (errno != EINTR)
-            return errno;
-    }
-    return 0;
-}
-
-int csni_cma_readv(pid_t pid, const struct csni_cma_seg *seg, unsigned n)
+/* The n segments of csni_cma_readv, read (or written), one system call unless one comes back
+ * short: the next goes on from the byte it stopped at. */
+static int cma_copyv(pid_t pid, const struct csni_cma_seg *seg, unsigned n, bool write)
 {
     struct iovec l[CSNI_CMA_SEGS], r[CSNI_CMA_SEGS];
     unsigned i = 0; /* the segment the next call starts in */
@@ -30,6 +14,11 @@ int csni_cma_readv(pid_t pid, const struct csni_cma_seg *seg, unsigned n)
     if (n > CSNI_CMA_SEGS)
         return EINVAL;
     while (i < n) {
+        if (at == seg[i].len) { /* done, or empty (a split's part of 0 bytes) */
+            i++;
+            at = 0;
+            continue;
+        }
         unsigned k = 0;
         for (unsigned j = i; j < n; j++, k++) {
             size_t off = j == i ? at : 0;
@@ -38,7 +27,8 @@ int csni_cma_readv(pid_t pid, const struct csni_cma_seg *seg, unsigned n)
             r[k] = (struct iovec){.iov_base = (void *)(uintptr_t)(seg[j].remote + off),
                                   .iov_len = seg[j].len - off};
         }
-        ssize_t got = process_vm_readv(pid, l, k, r, k, 0);
+        ssize_t got = write ? process_vm_writev(pid, l, k, r, k, 0)
+                            : process_vm_readv(pid, l, k, r, k, 0);
         if (got == 0)
             return EFAULT;
         if (got < 0) {
@@ -46,7 +36,7 @@ int csni_cma_readv(pid_t pid, const struct csni_cma_seg *seg, unsigned n)
                 return errno;
             continue;
         }
-        for (size_t left = (size_t)got; i < n && (left > 0 || at == seg[i].len);) {
+        for (size_t left = (size_t)got; left > 0 && i < n;) {
             size_t step = seg[i].len - at < left ? seg[i].len - at : left;
             left -= step;
             at += step;
@@ -57,4 +47,15 @@ int csni_cma_readv(pid_t pid, const struct csni_cma_seg *seg, unsigned n)
         }
     }
     return 0;
+}
+
+int csni_cma_copy(pid_t pid, void *local, uint64_t remote, size_t n, bool write)
+{
+    struct csni_cma_seg seg = {.local = local, .remote = remote, .len = n};
+    return cma_copyv(pid, &seg, 1, write);
+}
+
+int csni_cma_readv(pid_t pid, const struct csni_cma_seg *seg, unsigned n)
+{
+    return cma_copyv(pid, seg, n, false);
 }
