@@ -1,8 +1,10 @@
 #!/bin/bash
 # bench/soak.sh [BUILD] [SECONDS] [EVERY]: the soak test (issue 16; not in CI). Runs nettest (4
-# ranks, payloads checked, repeats without end) and threadtest (2 ranks, 4 threads, payloads
-# checked) side by side for SECONDS (default 3600), printing every EVERY seconds (default 60)
-# each rank's open descriptors and resident memory. At the end both jobs are stopped; it fails
+# ranks, 1 KiB-1 MiB: eager and pulled messages, payloads checked, repeats without end),
+# threadtest (2 ranks, 4 threads, payloads checked) and pingpong both ways (2 ranks, 16 KiB-4
+# MiB: batched and single pulls, payloads checked; a new job each round, its ranks not sampled)
+# side by side for SECONDS (default 3600), printing every EVERY seconds (default 60) each
+# sampled rank's open descriptors and resident memory. At the end the jobs are stopped; it fails
 # (exit 1) if a job ended early (a payload error, a crash), or if any rank's descriptors grew, or
 # its memory grew by more than 10% + 4 MiB, between the first sample and the last.
 set -u
@@ -13,17 +15,25 @@ csnrun=$build/tools/csnrun/csnrun
 T=$(mktemp -d "${TMPDIR:-/tmp}/soak.XXXXXX")
 pids=()
 cleanup() {
-    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    for p in "${pids[@]}"; do
+        pkill -TERM -P "$p" 2>/dev/null # the pingpong loop's current csnrun
+        kill -TERM "$p" 2>/dev/null
+    done
     wait 2>/dev/null
     rm -rf "$T"
 }
 trap cleanup EXIT
 
-"$csnrun" -np 4 "$build/bench/nettest/nettest" uK m1 M64 K4 R100000000 T100 Ptotal \
+"$csnrun" -np 4 "$build/bench/nettest/nettest" uK m1 M1024 K4 R100000000 T100 Ptotal \
     >"$T/nettest.out" 2>&1 &
 pids+=($!)
 "$csnrun" -np 2 "$build/bench/threadtest/threadtest" --threads 4 --sizes 64 \
     --iters 100000000 --windows 10000000 --time "$secs" >"$T/threadtest.out" 2>&1 &
+pids+=($!)
+while :; do
+    "$csnrun" -np 2 "$build/bench/pingpong/pingpong" --test bibw --sizes 16K,64K,256K,1M,4M \
+        --samples 3 >"$T/pingpong.last" 2>&1 || { mv "$T/pingpong.last" "$T/pingpong.out"; exit 1; }
+done &
 pids+=($!)
 sleep 5
 
