@@ -273,6 +273,20 @@ EOF
         expect_rc 2
         expect_err "cannot read spec file"
     fi
+    # The largest -np with 16 arguments, under 1 GiB of address space: the ranks of one command
+    # share their program and arguments (once a copy each: 8388608 x 16 strings, out of memory).
+    # Not in sanitizer builds, whose shadow memory alone is more address space than that.
+    if ! grep -qa -e __asan_init -e __tsan_init "$CSNRUN"; then
+        (
+            ulimit -v 1048576 || exit 2
+            run -np 8388608 no-such-program-xyz a b c d e f g h i j k l m n o p
+            exit "$RC"
+        )
+        RC=$?
+        [ "$RC" -eq 2 ] || fail "-np 8388608 with 16 arguments gave $RC: $(cat "$T/err")"
+        grep -q "not found" "$T/err" || fail "-np 8388608 with 16 arguments said: $(cat "$T/err")"
+        [ "$(grep -c . "$T/err")" -eq 1 ] || fail "-np 8388608 printed: $(cat "$T/err")"
+    fi
     run --help
     expect_rc 0
     grep -q "usage: csnrun" "$T/out" || fail "--help"

@@ -22,11 +22,16 @@ struct host {
     int nranks; /* ranks placed here */
 };
 
+/* The ranks of one command (-np N, or a spec file's line) share its prog and argv, and ranks
+ * that run the same program on local hosts one path: a rank owns what it allocated (owns_*),
+ * job_free frees only that. -np 2222222 with one copy each took 2 GB before anything started
+ * (tests/fuzz/csnrun_args). */
 struct rankspec {
     int host;    /* index into job.hosts */
     char *prog;  /* as the user wrote it (messages) */
     char *path;  /* what the agent executes: absolute for local hosts, as written otherwise */
     char **argv; /* argv[0] = prog, NULL-terminated */
+    int owns_args, owns_path;
 };
 
 struct job {
@@ -38,12 +43,12 @@ struct job {
     int nenvs;
     const char *rsh; /* --rsh, default "ssh" */
     int tag_output;
-    int ns_tcp;          /* name service over TCP even for a local job */
-    const char *ns_host; /* --ns-host: the address the name service binds and advertises */
-    long timeout_s;      /* 0: none */
+    int ns_tcp;           /* name service over TCP even for a local job */
+    const char *ns_host;  /* --ns-host: the address the name service binds and advertises */
+    long timeout_s;       /* 0: none */
     long agent_timeout_s; /* an agent silent this long after its start fails the job */
-    int bind_core;       /* --bind-to core: each rank on one CPU (agent_cpus in agent.c) */
-    int report_bindings; /* --report-bindings */
+    int bind_core;        /* --bind-to core: each rank on one CPU (agent_cpus in agent.c) */
+    int report_bindings;  /* --report-bindings */
 };
 
 /* ---- launcher (launch.c) ---- */

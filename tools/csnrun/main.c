@@ -320,8 +320,8 @@ static int parse_hostfile(struct job *j, struct pool *p, const char *file)
                 if (parse_count(tok + 10, 1000000) < 0)
                     rc = usage_error("%s: bad count '%s'", where, tok);
             } else if (strncmp(tok, "slots=", 6) != 0) {
-                rc = usage_error("%s: unknown field '%s' (expected slots=K or max_slots=K)",
-                                 where, tok);
+                rc = usage_error("%s: unknown field '%s' (expected slots=K or max_slots=K)", where,
+                                 tok);
             } else if ((slots = parse_count(tok + 6, 1000000)) < 0) {
                 rc = usage_error("%s: bad slot count '%s'", where, tok);
             }
@@ -392,7 +392,9 @@ static char *resolve_program(const char *prog)
     return NULL;
 }
 
-static int add_rank(struct job *j, int host, const char *prog, char **args, int nargs)
+/* A rank of prog with args on host; again: the command of the rank before it, whose prog and
+ * argv it shares. */
+static int add_rank(struct job *j, int host, const char *prog, char **args, int nargs, int again)
 {
     struct rankspec *r;
     int i;
@@ -404,13 +406,20 @@ static int add_rank(struct job *j, int host, const char *prog, char **args, int 
         j->ranks = xrealloc(j->ranks, (size_t)(j->nranks ? 2 * j->nranks : 1) * sizeof *j->ranks);
     r = &j->ranks[j->nranks++];
     r->host = host;
-    r->prog = xstrdup(prog);
     r->path = NULL; /* resolved once every rank is placed */
-    r->argv = xmalloc((size_t)(nargs + 2) * sizeof *r->argv);
-    r->argv[0] = xstrdup(prog);
-    for (i = 0; i < nargs; i++)
-        r->argv[i + 1] = xstrdup(args[i]);
-    r->argv[nargs + 1] = NULL;
+    r->owns_path = 0;
+    r->owns_args = !again || j->nranks == 1;
+    if (r->owns_args) {
+        r->prog = xstrdup(prog);
+        r->argv = xmalloc((size_t)(nargs + 2) * sizeof *r->argv);
+        r->argv[0] = xstrdup(prog);
+        for (i = 0; i < nargs; i++)
+            r->argv[i + 1] = xstrdup(args[i]);
+        r->argv[nargs + 1] = NULL;
+    } else {
+        r->prog = r[-1].prog;
+        r->argv = r[-1].argv;
+    }
     j->hosts[host].nranks++;
     return 0;
 }
@@ -493,7 +502,7 @@ static int spec_line(struct job *j, struct pool *p, const char *file, int lineno
     }
     /* With @hosts the component's processes go round the listed hosts. */
     for (i = 0; i < count && rc == 0; i++)
-        rc = add_rank(j, nh > 0 ? hosts[i % nh] : pool_next(p), w[k], w + k + 1, n - k - 1);
+        rc = add_rank(j, nh > 0 ? hosts[i % nh] : pool_next(p), w[k], w + k + 1, n - k - 1, i > 0);
 out:
     free(hosts);
     return rc;
@@ -593,11 +602,16 @@ static void job_free(struct job *j)
     int i, k;
 
     for (i = 0; i < j->nranks; i++) {
-        for (k = 0; j->ranks[i].argv[k] != NULL; k++)
-            free(j->ranks[i].argv[k]);
-        free(j->ranks[i].argv);
-        free(j->ranks[i].prog);
-        free(j->ranks[i].path);
+        struct rankspec *r = &j->ranks[i];
+
+        if (r->owns_path)
+            free(r->path);
+        if (!r->owns_args)
+            continue;
+        for (k = 0; r->argv[k] != NULL; k++)
+            free(r->argv[k]);
+        free(r->argv);
+        free(r->prog);
     }
     for (i = 0; i < j->nhosts; i++)
         free(j->hosts[i].name);
@@ -725,7 +739,7 @@ static int parse_command_line(struct job *job, struct pool *pool, int argc, char
                 np += pool->slots[k];
         }
         for (r = 0; r < (np > 0 ? np : 1); r++) {
-            if (add_rank(job, pool_next(pool), argv[i], argv + i + 1, argc - i - 1) != 0)
+            if (add_rank(job, pool_next(pool), argv[i], argv + i + 1, argc - i - 1, r > 0) != 0)
                 return -1;
         }
     }
@@ -735,11 +749,13 @@ static int parse_command_line(struct job *job, struct pool *pool, int argc, char
         const struct rankspec *prev = k > 0 ? &job->ranks[k - 1] : NULL;
 
         if (!job->hosts[rs->host].local)
-            rs->path = xstrdup(rs->prog);
+            rs->path = rs->prog;
         else if (prev != NULL && job->hosts[prev->host].local && strcmp(rs->prog, prev->prog) == 0)
-            rs->path = xstrdup(prev->path);
+            rs->path = prev->path;
         else if ((rs->path = resolve_program(rs->prog)) == NULL)
             return -1;
+        else
+            rs->owns_path = 1;
     }
     return 0;
 }
