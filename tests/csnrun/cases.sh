@@ -293,6 +293,38 @@ EOF
     run --version
     expect_rc 0
     ;;
+startfail)
+    # A rank that cannot start (fork refused: a cgroup's pids.max, as root) is the one line and
+    # the exit status (127), not the SIGTERM deaths of the ranks its agent then stops. Skipped
+    # (77) where no pids cgroup can be made.
+    CG=
+    for d in /sys/fs/cgroup/pids /sys/fs/cgroup; do
+        if [ -w "$d" ] && mkdir "$d/csnrun-test-$$" 2>/dev/null; then
+            if echo 40 >"$d/csnrun-test-$$/pids.max" 2>/dev/null; then
+                CG=$d/csnrun-test-$$
+                break
+            fi
+            rmdir "$d/csnrun-test-$$"
+        fi
+    done
+    [ -n "$CG" ] || { echo "skip (startfail): no pids cgroup to limit forks"; exit 77; }
+    (
+        echo 0 >"$CG/cgroup.procs" || exit 3
+        run -np 200 sh -c 'exec sleep 5' "$MARK"
+        exit "$RC"
+    )
+    RC=$?
+    i=0
+    while [ "$(cat "$CG/pids.current")" != 0 ] && [ $i -lt 50 ]; do
+        i=$((i + 1))
+        sleep 0.1
+    done
+    rmdir "$CG"
+    [ "$RC" -eq 127 ] || fail "a rank that cannot start: exit status $RC: $(cat "$T/err")"
+    [ "$(grep -c . "$T/err")" -eq 1 ] || fail "a rank that cannot start printed: $(cat "$T/err")"
+    expect_err "cannot start: Resource temporarily unavailable"
+    no_leftovers
+    ;;
 remote)
     # Another "host" reached through --rsh: a stand-in that runs the command here with an
     # empty environment, as a fresh ssh session would. Only CSN_* and -x variables arrive.

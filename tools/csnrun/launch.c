@@ -393,21 +393,28 @@ static void launch_stop(struct launch *L)
 
 #define LAUNCH_DECIDE_MS 300
 
+static void launch_decide(struct launch *L);
+
 /* A failure: the first one (or a signal death reported within LAUNCH_DECIDE_MS of it)
- * decides the exit status; then the rest are stopped. */
+ * decides the exit status; then the rest are stopped. A rank that could not start (pid 0)
+ * decides at once: its agent stops the ranks it started, and their SIGTERM deaths must not
+ * be taken for the cause. */
 static void launch_failed(struct launch *L, int rank, long pid, int is_signal, int value)
 {
+    int unstarted = pid == 0 && !is_signal;
+
     if (L->stopping || L->exit_code >= 0)
         return;
-    if (L->pend_deadline == 0) {
+    if (!unstarted && L->pend_deadline == 0)
         L->pend_deadline = now_ms() + LAUNCH_DECIDE_MS;
-    } else if (L->pend_sig || !is_signal) {
+    else if (!unstarted && (L->pend_sig || !is_signal))
         return;
-    }
     L->pend_rank = rank;
     L->pend_pid = pid;
     L->pend_sig = is_signal;
     L->pend_value = value;
+    if (unstarted)
+        launch_decide(L);
 }
 
 /* Says which rank failed and how, sets the exit status and stops the job. */
@@ -424,7 +431,9 @@ static void launch_decide(struct launch *L)
         return;
     if (!h->local)
         snprintf(where, sizeof where, " on %s", h->name);
-    if (is_signal) {
+    if (pid == 0 && !is_signal) {
+        L->exit_code = value; /* it never started: its agent said why */
+    } else if (is_signal) {
         fprintf(stderr, "csnrun: rank %d (pid %ld%s, %s) was killed by signal %d (%s)\n", rank, pid,
                 where, r->prog, value, strsignal(value));
         L->exit_code = 128 + value;
@@ -506,10 +515,15 @@ static void launch_agent_line(struct launch *L, struct lagent *a, char *line)
     } else if (n == 5 && strcmp(f[0], "EXIT") == 0 && rank >= 0 && !L->ranks[rank].ended) {
         int sig = strcmp(f[3], "signal") == 0, value = atoi(f[4]);
 
+        long pid = atol(f[2]);
+
         L->ranks[rank].ended = 1;
         csni_ns_rank_gone(L->ns, rank);
-        if (sig || value != 0)
-            launch_failed(L, rank, atol(f[2]), sig, value);
+        /* pid 0 and a signal: a rank its agent never started, the job stopping (after a rank
+         * that could not start): it decides nothing (it once turned "cannot start" into
+         * "rank N+1 (pid 0) was killed by signal 15" and exit status 143). */
+        if ((sig || value != 0) && !(sig && pid == 0))
+            launch_failed(L, rank, pid, sig, value);
     }
 }
 
@@ -568,8 +582,9 @@ static void launch_agents_silent(struct launch *L)
             continue;
         silent = 1;
         if (!L->stopping && L->exit_code < 0) {
-            fprintf(stderr, "csnrun: no answer from the agent on host %s within %ld s (can "
-                            "'%s' reach it?); stopping the job\n",
+            fprintf(stderr,
+                    "csnrun: no answer from the agent on host %s within %ld s (can "
+                    "'%s' reach it?); stopping the job\n",
                     L->job->hosts[a->host].name, L->job->agent_timeout_s,
                     L->job->rsh != NULL ? L->job->rsh : "ssh");
             L->exit_code = 1;

@@ -69,6 +69,7 @@ static const char usage_text[] =
     "(its exit status, or 128+N when signal N killed it), after one line saying which rank\n"
     "failed and how; the others are then stopped (SIGTERM, SIGKILL 2 s later). SIGINT or\n"
     "SIGTERM to csnrun stops every process and csnrun exits 128+N. 124: --timeout expired.\n"
+    "127: a process could not be started (the line says which rank and why).\n"
     "2: bad command line or spec file. 1: csnrun itself failed.\n"
     "(Internal: csnrun --agent [--agent-fd FD] is the per-host node agent.)\n";
 
