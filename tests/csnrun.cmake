@@ -2,7 +2,7 @@
 set(CSN_CSNRUN ${CMAKE_BINARY_DIR}/tools/csnrun/csnrun)
 foreach(case exit0 exitcode signal sigint sigterm kill9 launcherkill grandchildren cleanup env spec
         tag timeout stdin agentkill
-        badinput startfail remote bind)
+        badinput startfail fdlimit remote bind)
   add_test(NAME csnrun_${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/csnrun/cases.sh ${CSN_CSNRUN} ${case}
                    $<TARGET_FILE:test_names_client>)

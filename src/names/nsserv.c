@@ -32,7 +32,7 @@
 #define NS_KEY_MS 3000
 #define NS_PENDING_MAX 64
 #define NS_PENDING_PER_SRC 16
-#define NS_LOG_EVERY_MS 10000 /* refused strangers: one line, then a count per this period */
+#define NS_LOG_EVERY_MS 10000  /* refused strangers: one line, then a count per this period */
 #define NS_ACCEPT_PAUSE_MS 100 /* accept() out of descriptors/memory: listener rests this long */
 #define NS_WAIT_CAP_MS ((uint64_t)1 << 40)
 #define NS_BUCKETS 4096
@@ -44,7 +44,7 @@ struct ns_conn {
     int fd;
     int epfd;    /* the service's epoll set, which watches fd */
     uint32_t ev; /* what it watches fd for: EPOLLIN, or EPOLLOUT while a reply is written */
-    int idx; /* its place in ns->conns */
+    int idx;     /* its place in ns->conns */
     enum ns_state state;
     uint64_t deadline;
     char in[NS_LINE_MAX];
@@ -75,9 +75,9 @@ struct csni_ns {
     int next_proc; /* PROC: the next fresh process id */
     struct ns_conn **conns;
     int nconns, capconns, maxconns;
-    int listening;       /* the listener is in the epoll set */
-    char who[32];        /* prefix of messages: "csnrun" or "csn[0]" */
-    int npending;        /* connections in NS_READ_KEY */
+    int listening;               /* the listener is in the epoll set */
+    char who[32];                /* prefix of messages: "csnrun" or "csn[0]" */
+    int npending;                /* connections in NS_READ_KEY */
     uint64_t accept_pause_until; /* accept failed for want of descriptors: rest until then */
     /* Refused strangers, counted for the rate-limited log line (ns_log_flush). */
     unsigned long nbadkey, nexpired, nevicted;
@@ -201,7 +201,12 @@ struct csni_ns *csni_ns_create(const char *who, const char *jobdir, const char *
             setrlimit(RLIMIT_NOFILE, &rl);
         }
         getrlimit(RLIMIT_NOFILE, &rl);
-        ns->maxconns = rl.rlim_cur > 65536 ? 65536 - 64 : (int)rl.rlim_cur - 64;
+        /* 64 descriptors kept for the rest of the process (the launcher's pipes, files), half
+         * of a limit below 128: with a limit of 64 or less this was 0 or fewer connections,
+         * never an accept, and every rank's csn_open timed out (ulimit -n 32, 4 ranks: 30 s,
+         * "Connection timed out"). */
+        int cur = rl.rlim_cur > 65536 ? 65536 : (int)rl.rlim_cur;
+        ns->maxconns = cur - (cur / 2 < 64 ? cur / 2 : 64);
     } else {
         ns->maxconns = 900;
     }
@@ -721,9 +726,26 @@ static void ns_accept(struct csni_ns *ns)
         memset(&sa, 0, sizeof sa);
         fd = accept4(ns->lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) {
-            /* Out of descriptors or memory: the connection stays in the backlog and poll
-             * would report it again at once; rest instead of spinning. */
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+            int e = errno;
+
+            /* Out of descriptors: the connections held now are as many as this process can
+             * have, the cap from here on, and an idle member's kept connection makes room
+             * for the newcomer (accepted at the next look; not a stranger's, which may be a
+             * rank that has not shown its key yet). Said once: where members' busy
+             * connections fill the table, a newcomer waits until one ends. */
+            if ((e == EMFILE || e == ENFILE) && ns->nconns > 0) {
+                if (ns->nconns < ns->maxconns) {
+                    fprintf(stderr,
+                            "%s: name service: out of descriptors at %d connections (ulimit -n)\n",
+                            ns->who, ns->nconns);
+                    ns->maxconns = ns->nconns;
+                }
+                if (ns_evict_idle(ns))
+                    return;
+            }
+            /* Nothing to close, or out of memory: the connection stays in the backlog and
+             * poll would report it again at once; rest instead of spinning. */
+            if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM)
                 ns->accept_pause_until = ns_now_ms() + NS_ACCEPT_PAUSE_MS;
             return;
         }
@@ -785,7 +807,8 @@ static void ns_log_flush(struct csni_ns *ns, uint64_t now, int force)
     if (n == 0 || (!force && now < ns->log_next))
         return;
     if (n == 1)
-        fprintf(stderr, "%s: name service: closed a connection that did not present the job key (%s)\n",
+        fprintf(stderr,
+                "%s: name service: closed a connection that did not present the job key (%s)\n",
                 ns->who,
                 ns->nbadkey    ? "wrong or malformed"
                 : ns->nexpired ? "silent too long"

@@ -293,6 +293,18 @@ EOF
     run --version
     expect_rc 0
     ;;
+fdlimit)
+    # A small descriptor limit (csnrun and the ranks inherit it): the name service takes what
+    # it can (with 64 or fewer it once took none: every csn_open timed out after 30 s).
+    [ -n "$NAMES_CLIENT" ] || { echo "skip (fdlimit): no names client"; exit 77; }
+    (
+        ulimit -n 32 || exit 3
+        run -np 4 "$NAMES_CLIENT" job
+        exit "$RC"
+    )
+    RC=$?
+    [ "$RC" -eq 0 ] || fail "4 ranks under ulimit -n 32: exit status $RC: $(cat "$T/err")"
+    ;;
 startfail)
     # A rank that cannot start (fork refused: a cgroup's pids.max, as root) is the one line and
     # the exit status (127), not the SIGTERM deaths of the ranks its agent then stops. Skipped
