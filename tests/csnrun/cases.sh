@@ -174,21 +174,25 @@ grandchildren)
     no_leftovers
     ;;
 cleanup)
-    # The job directory and /dev/shm/csn.<JOBID>.* disappear, also after a failure.
-    for code in 0 5; do
-        # Rank 0 records the job's names, then ends with $code; rank 1 waits to be stopped
-        # when that is a failure.
-        run -np 2 sh -c 'touch "/dev/shm/csn.$CSN_JOBID.test$CSN_RANK" "$CSN_JOBDIR/sock$CSN_RANK"
+    # The job directory and csn.<JOBID>.* in /dev/shm, or in CSN_SHM_DIR, disappear, also
+    # after a failure.
+    mkdir "$T/shm"
+    for sd in /dev/shm "$T/shm"; do
+        for code in 0 5; do
+            # Rank 0 records the job's names, then ends with $code; rank 1 waits to be stopped
+            # when that is a failure.
+            CSN_SHM_DIR=$sd run -np 2 sh -c 'touch "$CSN_SHM_DIR/csn.$CSN_JOBID.test$CSN_RANK" "$CSN_JOBDIR/sock$CSN_RANK"
                          if [ "$CSN_RANK" = 1 ]; then [ '$code' = 0 ] || sleep 60; exit 0; fi
                          echo "$CSN_JOBDIR" > "$1.dir"; echo "$CSN_JOBID" > "$1.id"
                          exit '$code "$MARK" "$T/job"
-        expect_rc $code
-        dir=$(cat "$T/job.dir")
-        id=$(cat "$T/job.id")
-        [ -n "$dir" ] && [ -n "$id" ] || fail "no CSN_JOBDIR or CSN_JOBID"
-        [ ! -e "$dir" ] || fail "job directory $dir left behind"
-        ! ls /dev/shm/csn."$id".* >/dev/null 2>&1 || fail "/dev/shm/csn.$id.* left behind"
-        no_leftovers
+            expect_rc $code
+            dir=$(cat "$T/job.dir")
+            id=$(cat "$T/job.id")
+            [ -n "$dir" ] && [ -n "$id" ] || fail "no CSN_JOBDIR or CSN_JOBID"
+            [ ! -e "$dir" ] || fail "job directory $dir left behind"
+            ! ls "$sd"/csn."$id".* >/dev/null 2>&1 || fail "$sd/csn.$id.* left behind"
+            no_leftovers
+        done
     done
     ;;
 env)

@@ -192,6 +192,11 @@ static int agent_setup_line(struct agent *a, char *line)
         a->envs[a->nenvs] = agent_decoded(line + 4);
         if (a->envs[a->nenvs++] == NULL || strchr(a->envs[a->nenvs - 1], '=') == NULL)
             return -1; /* counted: agent_free frees it */
+        /* Where the ranks' segments go is where shm_cleanup looks (a remote agent's own
+         * environment does not have it). */
+        if (strncmp(a->envs[a->nenvs - 1], "CSN_SHM_DIR=", 12) == 0 &&
+            setenv("CSN_SHM_DIR", a->envs[a->nenvs - 1] + 12, 1) != 0)
+            return -1;
         return 0;
     }
     n = proto_split(line, f, 8);

@@ -108,8 +108,9 @@ int proto_sendf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 uint64_t now_ms(void);
 int rm_tree(const char *dir); /* removes a directory and everything below it */
-/* Unlinks /dev/shm/csn.<jobid>.*: all of them (ranks NULL), or those of a pair with one of
- * the n ranks (an agent's: other hosts may share /dev/shm, as namespaces on one machine do). */
+/* Unlinks csn.<jobid>.* in /dev/shm and in $CSN_SHM_DIR: all of them (ranks NULL), or those of
+ * a pair with one of the n ranks (an agent's: other hosts may share /dev/shm, as namespaces on
+ * one machine do). */
 void shm_cleanup(const char *jobid, const int *ranks, int n);
 /* Job directories (TMP/csn-<jobid>-XXXXXX). jobdir_claim writes the creator's identity (pid
  * and start time) into dir/owner; jobdir_sweep removes this user's job directories in tmp

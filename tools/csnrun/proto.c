@@ -233,20 +233,13 @@ static int shm_mine(const int *ranks, int n, int rank)
     return 0;
 }
 
-void shm_cleanup(const char *jobid, const int *ranks, int n)
+static void shm_cleanup_dir(const char *dir, const char *prefix, size_t pl, const int *ranks, int n)
 {
-    char prefix[128];
-    size_t pl;
     DIR *d;
     struct dirent *e;
     int dfd;
 
-    if (jobid == NULL || *jobid == '\0')
-        return;
-    pl = (size_t)snprintf(prefix, sizeof prefix, "csn.%s.", jobid);
-    if (pl >= sizeof prefix)
-        return;
-    d = opendir("/dev/shm");
+    d = opendir(dir);
     if (d == NULL)
         return;
     dfd = dirfd(d);
@@ -268,6 +261,24 @@ void shm_cleanup(const char *jobid, const int *ranks, int n)
     closedir(d);
 }
 
+void shm_cleanup(const char *jobid, const int *ranks, int n)
+{
+    const char *dir = getenv("CSN_SHM_DIR");
+    char prefix[128];
+    size_t pl;
+
+    if (jobid == NULL || *jobid == '\0')
+        return;
+    pl = (size_t)snprintf(prefix, sizeof prefix, "csn.%s.", jobid);
+    if (pl >= sizeof prefix)
+        return;
+    shm_cleanup_dir("/dev/shm", prefix, pl, ranks, n);
+    /* The ranks' segments go where CSN_SHM_DIR says (the agent takes it from the forwarded
+     * variables): a job that failed there once left its files behind. */
+    if (dir != NULL && *dir != '\0' && strcmp(dir, "/dev/shm") != 0)
+        shm_cleanup_dir(dir, prefix, pl, ranks, n);
+}
+
 /* The start time of process pid (field 22 of /proc/pid/stat, clock ticks since boot), or 0
  * when there is no such process. */
 static unsigned long long proto_start_time(long pid)
@@ -283,8 +294,10 @@ static unsigned long long proto_start_time(long pid)
     buf[n] = '\0';
     /* after the command name, which may hold spaces and parentheses: from the last ')' */
     char *p = strrchr(buf, ')');
-    if (p != NULL && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-                                   "%*d %*d %*d %*d %llu", &st) != 1)
+    if (p != NULL && sscanf(p + 2,
+                            "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+                            "%*d %*d %*d %*d %llu",
+                            &st) != 1)
         st = 0;
     return st;
 }
