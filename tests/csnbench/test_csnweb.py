@@ -135,14 +135,29 @@ finally:
     srv.wait(timeout=30)
 
 # CGI mode: the same application, one request per process.
-def cgi(method, path, body=b"", ctype="application/x-www-form-urlencoded"):
+def cgi(method, path, body=b"", ctype="application/x-www-form-urlencoded", rundir=runs, err=None):
     env = dict(os.environ, GATEWAY_INTERFACE="CGI/1.1", REQUEST_METHOD=method, PATH_INFO=path,
-               CONTENT_LENGTH=str(len(body)) if body else "", CONTENT_TYPE=ctype, CSN_WEB_DIR=runs,
+               CONTENT_LENGTH=str(len(body)) if body else "", CONTENT_TYPE=ctype, CSN_WEB_DIR=rundir,
                CSN_BUILD=build, SCRIPT_NAME="/cgi-bin/csn-web")
     r = subprocess.run([sys.executable, web], input=body, capture_output=True, env=env, timeout=60)
+    if err is not None:
+        err.append(r.stderr.decode())
     head, _, rest = r.stdout.partition(b"\r\n\r\n")
     m = re.match(rb"Status: (\d+)", head)
     return (int(m.group(1)) if m else 0), head.decode(), rest
+
+
+# A run directory that is a file: one line on stderr, never a traceback (server: exit 2; CGI: a
+# 500 answer, which a traceback once replaced).
+notdir = os.path.join(tmp, "a-file")
+open(notdir, "w").close()
+r = subprocess.run([sys.executable, web, "--port", "0", "--dir", notdir], capture_output=True, text=True, timeout=60)
+expect(r.returncode == 2 and r.stderr.count("\n") == 1 and "cannot use the run directory" in r.stderr,
+       "server: --dir that is a file: %d %r" % (r.returncode, r.stderr))
+errs = []
+st, _, _ = cgi("GET", "/", rundir=notdir, err=errs)
+expect(st == 500 and errs[0].count("\n") == 1 and "cannot use the run directory" in errs[0],
+       "CGI: a run directory that is a file: %d %r" % (st, errs[0]))
 
 
 st, _, out = cgi("GET", "/")
