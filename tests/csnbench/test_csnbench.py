@@ -139,9 +139,11 @@ expect(recs[0].get("interrupted") is True, "the suite record says interrupted")
 expect(sum(1 for x in recs if x["type"] == "measurement") > 0, "the interrupted run kept measurements")
 expect(os.path.isfile(os.path.join(c, "report.html")), "the interrupted run has a report")
 
-# 5. Bad arguments: one line, exit 2.
+# 5. Bad arguments: one line, exit 2 (-o naming a file once gave a traceback).
+afile = os.path.join(tmp, "a-file")
+open(afile, "w").close()
 for args in (["--hosts", "a;b"], ["--max-size", "12x"], ["--max-size", "999999999999"], ["nosuchtest"],
-             ["-o", a], ["--bogus"], ["compare", a]):
+             ["-o", a], ["--bogus"], ["compare", a], ["-o", afile, "--quick", "pingpong"]):
     r = run(["--build", build] + args, timeout=60)
     expect(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, "%s: exit %d, stderr %r" % (args, r.returncode, r.stderr))
 
