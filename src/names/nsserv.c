@@ -731,8 +731,9 @@ static void ns_accept(struct csni_ns *ns)
             /* Out of descriptors: the connections held now are as many as this process can
              * have, the cap from here on, and an idle member's kept connection makes room
              * for the newcomer (accepted at the next look; not a stranger's, which may be a
-             * rank that has not shown its key yet). Said once: where members' busy
-             * connections fill the table, a newcomer waits until one ends. */
+             * rank that has not shown its key yet). Said each time the cap comes down
+             * (rarely more than once): where members' busy connections fill the table, a
+             * newcomer waits until one ends. */
             if ((e == EMFILE || e == ENFILE) && ns->nconns > 0) {
                 if (ns->nconns < ns->maxconns) {
                     fprintf(stderr,
