@@ -21,6 +21,19 @@ run() {
     [ "$RC" -ne 124 ] || [ "$CASE" = timeout ] || fail "csnrun hung: $*"
 }
 
+# As run, in a subshell that first runs SETUP (a limit, or joining a cgroup): run_in SETUP ARGS...
+# (RC 3: SETUP failed).
+run_in() {
+    setup=$1
+    shift
+    (
+        eval "$setup" || exit 3
+        run "$@"
+        exit "$RC"
+    )
+    RC=$?
+}
+
 expect_rc() {
     [ "$RC" -eq "$1" ] || { cat "$T/err"; fail "exit status $RC, wanted $1"; }
 }
@@ -281,12 +294,7 @@ EOF
     # share their program and arguments (once a copy each: 8388608 x 16 strings, out of memory).
     # Not in sanitizer builds, whose shadow memory alone is more address space than that.
     if ! grep -qa -e __asan_init -e __tsan_init "$CSNRUN"; then
-        (
-            ulimit -v 1048576 || exit 2
-            run -np 8388608 no-such-program-xyz a b c d e f g h i j k l m n o p
-            exit "$RC"
-        )
-        RC=$?
+        run_in 'ulimit -v 1048576' -np 8388608 no-such-program-xyz a b c d e f g h i j k l m n o p
         [ "$RC" -eq 2 ] || fail "-np 8388608 with 16 arguments gave $RC: $(cat "$T/err")"
         grep -q "not found" "$T/err" || fail "-np 8388608 with 16 arguments said: $(cat "$T/err")"
         [ "$(grep -c . "$T/err")" -eq 1 ] || fail "-np 8388608 printed: $(cat "$T/err")"
@@ -301,12 +309,7 @@ fdlimit)
     # A small descriptor limit (csnrun and the ranks inherit it): the name service takes what
     # it can (with 64 or fewer it once took none: every csn_open timed out after 30 s).
     [ -n "$NAMES_CLIENT" ] || { echo "skip (fdlimit): no names client"; exit 77; }
-    (
-        ulimit -n 32 || exit 3
-        run -np 4 "$NAMES_CLIENT" job
-        exit "$RC"
-    )
-    RC=$?
+    run_in 'ulimit -n 32' -np 4 "$NAMES_CLIENT" job
     [ "$RC" -eq 0 ] || fail "4 ranks under ulimit -n 32: exit status $RC: $(cat "$T/err")"
     ;;
 startfail)
@@ -324,12 +327,7 @@ startfail)
         fi
     done
     [ -n "$CG" ] || { echo "skip (startfail): no pids cgroup to limit forks"; exit 77; }
-    (
-        echo 0 >"$CG/cgroup.procs" || exit 3
-        run -np 200 sh -c 'exec sleep 5' "$MARK"
-        exit "$RC"
-    )
-    RC=$?
+    run_in 'echo 0 >"$CG/cgroup.procs"' -np 200 sh -c 'exec sleep 5' "$MARK"
     i=0
     while [ "$(cat "$CG/pids.current")" != 0 ] && [ $i -lt 50 ]; do
         i=$((i + 1))

@@ -23,15 +23,14 @@ struct host {
 };
 
 /* The ranks of one command (-np N, or a spec file's line) share its prog and argv, and ranks
- * that run the same program on local hosts one path: a rank owns what it allocated (owns_*),
- * job_free frees only that. -np 2222222 with one copy each took 2 GB before anything started
- * (tests/fuzz/csnrun_args). */
+ * that run the same program on local hosts one path, each with the rank before it: a pointer
+ * equal to that rank's is not this rank's to free (job_free). -np 2222222 with a copy each took
+ * 2 GB before anything started (tests/fuzz/csnrun_args). A remote host's path is its prog. */
 struct rankspec {
     int host;    /* index into job.hosts */
     char *prog;  /* as the user wrote it (messages) */
     char *path;  /* what the agent executes: absolute for local hosts, as written otherwise */
     char **argv; /* argv[0] = prog, NULL-terminated */
-    int owns_args, owns_path;
 };
 
 struct job {

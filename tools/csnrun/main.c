@@ -408,9 +408,7 @@ static int add_rank(struct job *j, int host, const char *prog, char **args, int 
     r = &j->ranks[j->nranks++];
     r->host = host;
     r->path = NULL; /* resolved once every rank is placed */
-    r->owns_path = 0;
-    r->owns_args = !again || j->nranks == 1;
-    if (r->owns_args) {
+    if (!again || j->nranks == 1) {
         r->prog = xstrdup(prog);
         r->argv = xmalloc((size_t)(nargs + 2) * sizeof *r->argv);
         r->argv[0] = xstrdup(prog);
@@ -603,11 +601,11 @@ static void job_free(struct job *j)
     int i, k;
 
     for (i = 0; i < j->nranks; i++) {
-        struct rankspec *r = &j->ranks[i];
+        struct rankspec *r = &j->ranks[i], *prev = i > 0 ? r - 1 : NULL;
 
-        if (r->owns_path)
+        if (r->path != r->prog && (prev == NULL || r->path != prev->path))
             free(r->path);
-        if (!r->owns_args)
+        if (prev != NULL && r->argv == prev->argv)
             continue;
         for (k = 0; r->argv[k] != NULL; k++)
             free(r->argv[k]);
@@ -755,8 +753,6 @@ static int parse_command_line(struct job *job, struct pool *pool, int argc, char
             rs->path = prev->path;
         else if ((rs->path = resolve_program(rs->prog)) == NULL)
             return -1;
-        else
-            rs->owns_path = 1;
     }
     return 0;
 }
