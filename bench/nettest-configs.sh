@@ -21,6 +21,11 @@
 #   --best N1,N2 also per cell the best of those configurations' ratios, and its median cell
 #                (e.g. of several nettest-lean settings: what the best of them reaches)
 #   --from DIR   run nothing: the ratios of the outputs a run kept in DIR (--keep)
+#   --wall       also each configuration's whole run against the first's: the median over
+#                rounds of the first's time over its own ("Network Test complete in", above 1
+#                is faster). That time holds every iteration whole (the barrier before each,
+#                which a cell's figure leaves out) and the payload check (--no-check: none);
+#                runs shorter than 0.01 s and nettest-floor's (no such line) are left out
 #   PARAMS       nettest's parameters (default: uK m1 M1024 K4 R1 T200 Ptotal, as
 #                bench/shm-vs-mpi.sh runs it)
 # Prints, for every CONFIG after the first, the median over all cells of the per-cell median
@@ -28,10 +33,10 @@
 # columns: nettest's tests). Takes /tmp/csn-bench.lock itself (do not wrap it in flock).
 set -u
 me=nettest-configs.sh
-usage() { sed -n '5,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,33p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "$me: $2" >&2; exit "$1"; }
 
-rounds=8 np=4 keep='' best='' from=''
+rounds=8 np=4 keep='' best='' from='' wall=0
 configs=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -41,6 +46,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=${2:?--keep needs a directory}; shift 2 ;;
     --best) best=${2:?--best needs configuration names}; shift 2 ;;
     --from) from=${2:?--from needs a directory}; shift 2 ;;
+    --wall) wall=1; shift ;;
     --) shift; break ;;
     -*) die 2 "unknown option $1 (see --help)" ;;
     *=*) configs+=("$1"); shift ;;
@@ -170,6 +176,21 @@ for c in "${configs[@]:1}"; do
     name=${c%%=*}
     ratios "$name" "$first" "$name" "$T"/"$name".*.txt "$T"/"$first".*.txt
 done
+# wall A B: the median over rounds of B's whole run time over A's (nettest's last line).
+wall() {
+    awk -v A="$1" -v B="$2" '
+    FNR == 1 { f = split(FILENAME, q, "/"); split(q[f], w, "."); k = w[1]; r = w[2] + 0; if (r > R) R = r }
+    /Network Test complete in/ { t[k, r] = $(NF - 1) }
+    END {
+        for (r = 1; r <= R; r++)
+            if ((A, r) in t && (B, r) in t && t[A, r] > 0 && t[B, r] > 0) a[++n] = t[B, r] / t[A, r]
+        for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+        if (n) printf "%s/%s whole run (time of %s over time of %s): median %.3f over %d rounds\n", A, B, B, A, n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2, n
+    }' "$T"/"$1".*.txt "$T"/"$2".*.txt
+}
+if [ "$wall" = 1 ]; then
+    for c in "${configs[@]:1}"; do wall "${c%%=*}" "$first"; done
+fi
 if [ -n "$best" ]; then
     files=()
     for b in "${names[@]}"; do files+=("$T"/"$b".*.txt); done

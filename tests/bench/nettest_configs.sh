@@ -33,4 +33,11 @@ echo "$out" | grep -qE "^ +size,K +Star +Star2 +Chaos +Chaos2 +Ring +Ring2$" || 
 # --from: the same tables from the kept outputs, nothing run.
 again=$("$script" --from "$keep" --best host,lean $configs 2>&1) || { echo "$again"; fail "--from failed"; }
 [ "$(echo "$out" | grep -v '^#' | grep -v '^round')" = "$again" ] || { echo "$again"; fail "--from gave other tables"; }
+# --wall: the whole runs' times ("complete in"), made known here: host took 2 s, msg 3 s.
+sed -i 's/complete in [0-9.]* sec/complete in 2.00 sec/' "$keep"/host.*.txt
+sed -i 's/complete in [0-9.]* sec/complete in 3.00 sec/' "$keep"/msg.*.txt
+wall=$("$script" --from "$keep" --wall $configs 2>&1) || { echo "$wall"; fail "--wall failed"; }
+echo "$wall" | grep -qxF "host/msg whole run (time of msg over time of host): median 1.500 over 2 rounds" ||
+    { echo "$wall"; fail "--wall: no whole-run ratio for host"; }
+echo "$wall" | grep -q "^floor/msg whole run" && fail "--wall: a ratio for nettest-floor, which prints no time"
 echo PASS

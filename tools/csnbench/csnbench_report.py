@@ -1028,7 +1028,10 @@ def markdown(res, figrel="figures"):
                 row.append(_md_cell(a) + (" (%s)" % _md_ratio(a, b) if has_mpi else ""))
             rows.append(row)
         h = res.first_header("nettest")
-        out.append("### nettest\n\nTotal MB/s per procedure, %d processes%s.\n\n" % (
+        out.append("### nettest\n\nTotal MB/s per procedure, %d processes%s. nettest's own figure: the bytes "
+                   "of one iteration over the slowest rank's mean time from leaving the barrier before it "
+                   "to leaving the barrier after it (that first barrier and the payload check fall "
+                   "outside).\n\n" % (
             h["nprocs"] if h else 0, "; in parentheses csn/MPI" if has_mpi else "") +
             _md_table(["size"] + list(TOPOLOGIES), rows) + "\n\n![nettest](%s/nettest-throughput.svg)" % figrel)
     if res.flavours("logp"):
