@@ -66,9 +66,12 @@ static double filter_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Prints what failed (for CSN_SYSTEM_ERROR, errno says how) and gives the exit status. */
 static int filter_fail(const char *role, const char *what, csn_status s)
 {
-    fprintf(stderr, "filter: %s: %s: %s\n", role, what, csn_status_string(s));
+    const char *how = s == CSN_SYSTEM_ERROR ? strerror(errno) : NULL;
+    fprintf(stderr, "filter: %s: %s: %s%s%s\n", role, what, csn_status_string(s), how ? ": " : "",
+            how ? how : "");
     return 1;
 }
 

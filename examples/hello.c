@@ -1,4 +1,5 @@
 /* hello.c: the seed's first example (Figures 2, 3): a source sends "Hello world" to the sink. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,10 +14,12 @@ static const char hello_usage[] =
 
 #define HELLO_TEXT "Hello world"
 
-/* Prints what failed and gives the exit status. */
+/* Prints what failed (for CSN_SYSTEM_ERROR, errno says how) and gives the exit status. */
 static int hello_fail(const char *what, csn_status s)
 {
-    fprintf(stderr, "hello: rank %d: %s: %s\n", csn_job_rank(), what, csn_status_string(s));
+    const char *how = s == CSN_SYSTEM_ERROR ? strerror(errno) : NULL;
+    fprintf(stderr, "hello: rank %d: %s: %s%s%s\n", csn_job_rank(), what, csn_status_string(s),
+            how ? ": " : "", how ? how : "");
     return 1;
 }
 
@@ -101,6 +104,12 @@ int main(int argc, char **argv)
     }
     int size = csn_job_size();
     if (size < 2) {
+        /* 1 also where this process could not join its job: csn_open says why. */
+        csn_transport *tpt = NULL;
+        csn_status s = csn_open(&tpt);
+        if (s != CSN_OK)
+            return hello_fail("csn_open", s);
+        csn_close(&tpt);
         fprintf(stderr, "hello: needs a sink and a source: csnrun -np 2 hello\n");
         return 2;
     }

@@ -55,7 +55,9 @@ CSN_API const char *csn_status_string(csn_status s);
 
 /* Job helpers (beyond the nine calls). */
 CSN_API int csn_job_rank(void); /* this process's rank in the job, 0..size-1 */
-CSN_API int csn_job_size(void); /* number of processes in the job (1 when not launched) */
+/* Number of processes in the job: 1 when not launched, and where this process cannot join
+ * its job (csn_open then fails and says why). */
+CSN_API int csn_job_size(void);
 CSN_API csn_status csn_job_barrier(csn_transport *t); /* all ranks, each with one transport */
 
 /* Extensions (not in CONTRACT.md; may grow). */

@@ -51,10 +51,20 @@ void comm_abort(int code, const char *fmt, ...)
     _exit(code != 0 ? code : 1);
 }
 
+/* A status as words; a system error with its errno's (the contract: errno tells which). */
+static const char *comm_why(csn_status s)
+{
+    static char why[160];
+    if (s != CSN_SYSTEM_ERROR)
+        return csn_status_string(s);
+    snprintf(why, sizeof why, "%s: %s", csn_status_string(s), strerror(errno));
+    return why;
+}
+
 static void comm_check(csn_status s, const char *what)
 {
     if (s != CSN_OK)
-        comm_abort(1, "%s: %s", what, csn_status_string(s));
+        comm_abort(1, "%s: %s", what, comm_why(s));
 }
 
 int comm_init(int *argc, char ***argv)
@@ -85,8 +95,7 @@ int comm_init(int *argc, char ***argv)
     /* Every rank's address without a lookup per rank: this is each process's first
      * transport, so its netid is csn_job_netid(rank); after one barrier all of them exist. */
     if (csn_netid_of(comm_t) != csn_job_netid(comm_me)) {
-        fprintf(stderr, "RANK %d: the benchmark's transport is not the process's first\n",
-                comm_me);
+        fprintf(stderr, "RANK %d: the benchmark's transport is not the process's first\n", comm_me);
         goto fail;
     }
     if (comm_np > 1 && (s = csn_job_barrier(comm_t)) != CSN_OK)
@@ -120,7 +129,7 @@ int comm_init(int *argc, char ***argv)
     snprintf(comm_libname, sizeof comm_libname, "csn %s", csn_version());
     return 0;
 fail_status:
-    fprintf(stderr, "RANK %d: connecting to the other ranks: %s\n", comm_me, csn_status_string(s));
+    fprintf(stderr, "RANK %d: connecting to the other ranks: %s\n", comm_me, comm_why(s));
 fail:
     free(comm_ids);
     comm_ids = NULL;

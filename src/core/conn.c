@@ -634,10 +634,12 @@ static void conn_log(struct csni_proc *p, const struct csni_conn *c, const char 
         if (d)
             fprintf(stderr, "csn[%d]: %u more connections dropped (lines suppressed)\n", p->me, d);
     }
-    if (atomic_fetch_add(&lines, 1) < CONN_LOG_BURST)
-        fprintf(stderr, "csn[%d]: dropping connection to process %d: %s\n", p->me, c->proc, why);
-    else
+    if (atomic_fetch_add(&lines, 1) >= CONN_LOG_BURST)
         atomic_fetch_add(&dropped, 1);
+    else if (c->proc < 0) /* no hello yet: whose it is is not known */
+        fprintf(stderr, "csn[%d]: dropping a connection not yet introduced: %s\n", p->me, why);
+    else
+        fprintf(stderr, "csn[%d]: dropping connection to process %d: %s\n", p->me, c->proc, why);
 }
 
 void csni_conn_fail(struct csni_conn *c, const char *why)

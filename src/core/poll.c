@@ -2,7 +2,9 @@
  * accepting, the epoll set and the rings, and the end of connections. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -201,7 +203,9 @@ static uint64_t poll_stranger_born(struct csni_conn *c)
     return born;
 }
 
-static void poll_strangers(struct csni_proc *p, bool over)
+/* Drops strangers past the handshake deadline; over: a reason to drop the oldest of the others
+ * too (NULL: none). */
+static void poll_strangers(struct csni_proc *p, const char *over)
 {
     if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) == 0)
         return;
@@ -220,7 +224,7 @@ static void poll_strangers(struct csni_proc *p, bool over)
     }
     /* still a stranger (its HELLO may have come meanwhile) */
     if (over && oldest && poll_stranger_born(oldest) == oldest_born)
-        csni_conn_fail(oldest, "too many connections waiting for their hello");
+        csni_conn_fail(oldest, over);
     poll_reap(p);
 }
 
@@ -250,11 +254,47 @@ static uint64_t poll_timers(struct csni_proc *p, uint64_t nap_ns)
             nap_ns = POLL_PAUSE_NS;
     }
     if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) > 0) {
-        poll_strangers(p, false);
+        poll_strangers(p, NULL);
         if (nap_ns > POLL_HELLO_NS / 5)
             nap_ns = POLL_HELLO_NS / 5;
     }
     return nap_ns;
+}
+
+/* Out of descriptors with no stranger to drop: a rank whose connection waits in our queue
+ * waits until we close something, which may be never (a dead peer's descriptor is kept until
+ * the process ends, csni_conn_fail). After POLL_NOFD_REFUSE_NS of that, the spare descriptor
+ * takes the waiting connection and closes it at once: its rank sees us lost and fails with a
+ * status, where it waited for ever (4 ranks of hello under ulimit -n 11). Said once. */
+#define POLL_NOFD_REFUSE_NS 10000000000ull
+static void poll_no_fds(struct csni_proc *p, int lfd)
+{
+    static atomic_bool said;
+    /* While it lasts the listener comes back every POLL_PAUSE_NS to fail again: a gap of a
+     * second means the shortage ended meanwhile (descriptors freed, nobody connected). */
+    uint64_t now = csni_now_ns(), since = atomic_load(&p->no_fds_since);
+    uint64_t last = atomic_exchange(&p->no_fds_last, now);
+    if (since == 0 || now - last > 20 * POLL_PAUSE_NS) {
+        atomic_store(&p->no_fds_since, now);
+        return;
+    }
+    if (now - since < POLL_NOFD_REFUSE_NS || !csni_mutex_trylock(&p->accept_lock))
+        return;
+    poll_spare_give();
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd >= 0)
+        close(fd);
+    poll_spare_take();
+    csni_mutex_unlock(&p->accept_lock);
+    if (fd < 0 || atomic_exchange(&said, true))
+        return;
+    struct rlimit rl;
+    unsigned long long lim =
+        getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (unsigned long long)rl.rlim_cur : 0;
+    fprintf(stderr,
+            "csn[%d]: out of file descriptors (ulimit -n %llu) for %llu s: refusing other ranks' "
+            "connections\n",
+            p->me, lim, (unsigned long long)(POLL_NOFD_REFUSE_NS / 1000000000u));
 }
 
 /* Takes in the connections waiting in lfd's queue. wait: the reaper's call (poll_reap), which
@@ -278,7 +318,7 @@ static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops 
         if (fd >= 0) {
             if (atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) >=
                 poll_stranger_cap(p))
-                poll_strangers(p, true);
+                poll_strangers(p, "too many connections waiting for their hello");
             kind->tune(fd, p->tun.tcp_notsent);
             if (!(c = csni_conn_new(p, fd, NULL, -1, NULL)))
                 close(fd);
@@ -292,7 +332,11 @@ static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops 
                 if (atomic_compare_exchange_strong(&p->accept_paused, &zero,
                                                    csni_now_ns() + POLL_PAUSE_NS))
                     poll_listeners(p, false);
-                poll_strangers(p, true);
+                poll_strangers(p, e == EMFILE || e == ENFILE ? "out of file descriptors (ulimit -n)"
+                                                             : "out of memory");
+                if ((e == EMFILE || e == ENFILE) &&
+                    atomic_load_explicit(&p->conns.nstrangers, memory_order_relaxed) == 0)
+                    poll_no_fds(p, lfd);
             }
             return;
         }

@@ -112,7 +112,9 @@ struct csni_proc {
     int listen_fd, listen_tcp, epfd, evfd;  /* listen_tcp: -1 unless the job spans hosts */
     const struct csni_net_ops *listen2_net; /* the kind of listen_tcp */
     _Atomic uint64_t accept_paused;         /* out of descriptors: listeners off until then */
-    char addr[600];                         /* published endpoint: "ADDR[|ADDR2]|h=HOST" */
+    _Atomic uint64_t no_fds_since; /* out of descriptors with no stranger to drop since, or 0 */
+    _Atomic uint64_t no_fds_last;  /* ... and when it was last found so (poll_no_fds) */
+    char addr[600];                /* published endpoint: "ADDR[|ADDR2]|h=HOST" */
     struct csni_prog prog;
     _Atomic uint64_t next_token;
     /* Single-copy pulls that non-blocking receives left for the next poll (core/rndv.c):

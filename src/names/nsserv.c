@@ -607,25 +607,31 @@ static int ns_write(struct ns_conn *c)
     return 0;
 }
 
-/* The member connection idle the longest (waiting for a next request, none begun), or -1. */
-static int ns_idlest(const struct csni_ns *ns)
+/* The member connection to close for a newcomer (ns_evict_member), or -1. */
+static int ns_victim(const struct csni_ns *ns)
 {
-    int i, victim = -1;
+    int i, victim = -1, parked = -1;
 
     for (i = 0; i < ns->nconns; i++) {
         const struct ns_conn *c = ns->conns[i];
         if (c->state == NS_READ_REQ && c->inlen == 0 &&
             (victim < 0 || c->deadline < ns->conns[victim]->deadline))
             victim = i;
+        if (c->state == NS_PARKED && (parked < 0 || c->deadline > ns->conns[parked]->deadline))
+            parked = i;
     }
-    return victim;
+    return victim >= 0 ? victim : parked;
 }
 
-/* Closes the longest idle member connection (its client reconnects when it next asks); 0 when
+/* Closes a member's connection for a newcomer: the longest idle kept one (its client
+ * reconnects when it next asks), else the parked request with the most time left, closed
+ * unanswered (its client sends it again after a pause, names.c). A table full of parked
+ * lookups otherwise kept out the registration they wait for, until they timed out (4 ranks of
+ * hello under ulimit -n 11: the sink's REG waited 70 s behind two sources' LOOKUPs). 0 when
  * there was none. */
-static int ns_evict_idle(struct csni_ns *ns)
+static int ns_evict_member(struct csni_ns *ns)
 {
-    int i = ns_idlest(ns);
+    int i = ns_victim(ns);
 
     if (i < 0)
         return 0;
@@ -635,10 +641,10 @@ static int ns_evict_idle(struct csni_ns *ns)
 
 int csni_ns_pollfds(struct csni_ns *ns, struct pollfd *fds, int max)
 {
-    /* At the connection cap a waiting stranger or an idle member's kept connection can still
-     * be closed for a newcomer; only a table full of busy members (or no descriptor to accept
-     * with) rests the listener. */
-    int want = (ns->nconns < ns->maxconns || ns->npending > 0 || ns_idlest(ns) >= 0) &&
+    /* At the connection cap a waiting stranger or a member's idle or parked connection can
+     * still be closed for a newcomer; only a table full of members whose requests are being
+     * read or answered (or no descriptor to accept with) rests the listener. */
+    int want = (ns->nconns < ns->maxconns || ns->npending > 0 || ns_victim(ns) >= 0) &&
                ns_now_ms() >= ns->accept_pause_until;
 
     if (want != ns->listening) {
@@ -729,10 +735,10 @@ static void ns_accept(struct csni_ns *ns)
             int e = errno;
 
             /* Out of descriptors: the connections held now are as many as this process can
-             * have, the cap from here on, and an idle member's kept connection makes room
+             * have, the cap from here on, and a member's idle or parked connection makes room
              * for the newcomer (accepted at the next look; not a stranger's, which may be a
              * rank that has not shown its key yet). Said each time the cap comes down
-             * (rarely more than once): where members' busy connections fill the table, a
+             * (rarely more than once): where members' requests under way fill the table, a
              * newcomer waits until one ends. */
             if ((e == EMFILE || e == ENFILE) && ns->nconns > 0) {
                 if (ns->nconns < ns->maxconns) {
@@ -741,7 +747,7 @@ static void ns_accept(struct csni_ns *ns)
                             ns->who, ns->nconns);
                     ns->maxconns = ns->nconns;
                 }
-                if (ns_evict_idle(ns))
+                if (ns_evict_member(ns))
                     return;
             }
             /* Nothing to close, or out of memory: the connection stays in the backlog and
@@ -750,7 +756,7 @@ static void ns_accept(struct csni_ns *ns)
                 ns->accept_pause_until = ns_now_ms() + NS_ACCEPT_PAUSE_MS;
             return;
         }
-        if (ns->nconns >= ns->maxconns && !ns_evict(ns, 0, 0) && !ns_evict_idle(ns)) {
+        if (ns->nconns >= ns->maxconns && !ns_evict(ns, 0, 0) && !ns_evict_member(ns)) {
             close(fd); /* not reached: the listener is polled only with room or strangers */
             return;
         }

@@ -1,9 +1,10 @@
 #!/bin/sh
-# cases.sh: the csnrun tests, one case per run: cases.sh CSNRUN CASE [NAMES_CLIENT]
+# cases.sh: the csnrun tests, one case per run: cases.sh CSNRUN CASE [NAMES_CLIENT [HELLO]]
 set -u
 CSNRUN=$1
 CASE=$2
 NAMES_CLIENT=${3:-}
+HELLO=${4:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 MARK="csnrun-test-$CASE-$$"
 T=$(mktemp -d "${TMPDIR:-/tmp}/csnrun-test.XXXXXX")
@@ -311,6 +312,27 @@ fdlimit)
     [ -n "$NAMES_CLIENT" ] || { echo "skip (fdlimit): no names client"; exit 77; }
     run_in 'ulimit -n 32' -np 4 "$NAMES_CLIENT" job
     [ "$RC" -eq 0 ] || fail "4 ranks under ulimit -n 32: exit status $RC: $(cat "$T/err")"
+    ;;
+fdstarve)
+    # Too few descriptors for the ranks to reach each other (ulimit -n 11, 6 ranks of hello):
+    # each run ends within 10 s of the shortage (and a little more) with a line naming the
+    # descriptors. Before, a run waited for ever (1 in 6: the name service's slots held by
+    # lookups that waited for the sink's registration, which could not get in; or sources'
+    # transmits to a sink that could accept no connection), or the sink said "needs a sink
+    # and a source" after 10 s (3 in 6: it could not join its job, so its size was 1).
+    [ -n "$HELLO" ] || { echo "skip (fdstarve): no hello"; exit 77; }
+    for i in 1 2 3; do
+        # The limit in a child that closes what this shell and the test's runner hold (this
+        # shell needs descriptors of its own beyond 11 to redirect).
+        timeout -k 5 25 bash -c 'for d in {3..19}; do eval "exec $d>&-"; done; ulimit -n 11
+            exec "$@"' bash "$CSNRUN" -np 6 "$HELLO" >"$T/out" 2>"$T/err"
+        RC=$?
+        [ "$RC" -ne 124 ] || fail "run $i hung: $(cat "$T/err")"
+        [ "$RC" -ne 0 ] || continue # enough descriptors for this run after all
+        grep -q "needs a sink" "$T/err" && fail "run $i: hello took itself for a job of one"
+        grep -q "file descriptors\|Too many open files" "$T/err" ||
+            fail "run $i: no line names the descriptors: $(cat "$T/err")"
+    done
     ;;
 startfail)
     # A rank that cannot start (fork refused: a cgroup's pids.max, as root) is the one line and
