@@ -112,9 +112,7 @@ struct csni_proc {
     int listen_fd, listen_tcp, epfd, evfd;  /* listen_tcp: -1 unless the job spans hosts */
     const struct csni_net_ops *listen2_net; /* the kind of listen_tcp */
     _Atomic uint64_t accept_paused;         /* out of descriptors: listeners off until then */
-    _Atomic uint64_t no_fds_since; /* out of descriptors with no stranger to drop since, or 0 */
-    _Atomic uint64_t no_fds_last;  /* ... and when it was last found so (poll_no_fds) */
-    char addr[600];                /* published endpoint: "ADDR[|ADDR2]|h=HOST" */
+    char addr[600];                         /* published endpoint: "ADDR[|ADDR2]|h=HOST" */
     struct csni_prog prog;
     _Atomic uint64_t next_token;
     /* Single-copy pulls that non-blocking receives left for the next poll (core/rndv.c):
@@ -123,6 +121,9 @@ struct csni_proc {
     csni_lock_t pulls_lock;
     struct csni_uxlist pulls;
     _Atomic unsigned npulls;
+    /* Out of descriptors with no stranger to drop (poll_no_fds): since when, or 0, and when it
+     * was last found so. Last: cold, and the hot fields above keep their places. */
+    _Atomic uint64_t no_fds_since, no_fds_last;
 };
 
 /* The process's state (state.c), built at the first call (proc.c: csni_proc_get). */
