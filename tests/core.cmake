@@ -98,8 +98,9 @@ add_test(NAME core_kill9 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/core/kill9.sh ${CSN
 set_tests_properties(core_kill9 PROPERTIES TIMEOUT 60 RESOURCE_LOCK test_mp_forever)
 
 # Unit tests of the parts of the core that stand alone: the shared-memory ring, the
-# connection engine's reader fed by a fake connection, the matcher in one process, the
-# biased locks, and the rendezvous wait list of a streamed receive.
+# connection engine's reader fed by a fake connection, the pollers' list of ring connections,
+# the matcher in one process, the biased locks, and the rendezvous wait list of a streamed
+# receive.
 add_executable(test_ring core/test_ring.c)
 target_link_libraries(test_ring csn_internal Threads::Threads)
 add_test(NAME core_ring COMMAND test_ring)
@@ -112,6 +113,10 @@ add_test(NAME core_match COMMAND test_match)
 add_executable(test_tcp core/test_tcp.c)
 target_link_libraries(test_tcp csn_internal Threads::Threads)
 add_test(NAME core_tcp COMMAND test_tcp)
+add_executable(test_conns core/test_conns.c)
+target_link_libraries(test_conns csn_internal Threads::Threads)
+add_test(NAME core_conns COMMAND test_conns)
+set_tests_properties(core_conns PROPERTIES TIMEOUT 60)
 add_executable(test_bias core/test_bias.c)
 target_link_libraries(test_bias csn_internal Threads::Threads)
 add_test(NAME core_bias COMMAND test_bias)

@@ -58,6 +58,7 @@ void csni_conns_init(struct csni_conns *cs)
     atomic_init(&cs->nlive, 0);
     atomic_init(&cs->nshm, 0);
     atomic_init(&cs->nended, 0);
+    atomic_init(&cs->ndead_rings, 0);
 }
 
 /* A released structure of the list, claimed for reuse, or NULL. Its locks are free (released
@@ -76,16 +77,45 @@ static struct csni_conn *conn_reuse(struct csni_proc *p)
     return NULL;
 }
 
-/* Puts c on the list of ring connections, once (its ring is published already). */
-static void conn_rings_add(struct csni_proc *p, struct csni_conn *c)
+void csni_conns_add_ring(struct csni_conns *cs, struct csni_conn *c)
 {
-    csni_mutex_lock(&p->conns.lock);
+    csni_mutex_lock(&cs->lock);
     if (!c->on_rings) {
         c->on_rings = true;
-        c->next_ring = atomic_load_explicit(&p->conns.rings, memory_order_relaxed);
-        atomic_store_explicit(&p->conns.rings, c, memory_order_release);
+        atomic_store_explicit(&c->next_ring, atomic_load_explicit(&cs->rings, memory_order_relaxed),
+                              memory_order_relaxed);
+        atomic_store_explicit(&cs->rings, c, memory_order_release);
     }
-    csni_mutex_unlock(&p->conns.lock);
+    csni_mutex_unlock(&cs->lock);
+}
+
+/* Pollers walk the list without a lock and may stand on any node, a pruned one too, so nodes
+ * are never freed or put back (a connection with a ring is never released: conn_reuse), and a
+ * link is only ever replaced by one to a node further along the list's order (a kept node's
+ * next kept one, or the end): a walk from anywhere still moves forward and ends, seeing every
+ * live node ahead of it. New nodes go in at the head, before all. */
+void csni_conns_prune_rings(struct csni_conns *cs)
+{
+    csni_mutex_lock(&cs->lock);
+    struct csni_conn *prev = NULL;
+    int pruned = 0;
+    for (struct csni_conn *c = atomic_load_explicit(&cs->rings, memory_order_relaxed), *n; c;
+         c = n) {
+        n = atomic_load_explicit(&c->next_ring, memory_order_relaxed);
+        if (atomic_load(&c->dead)) {
+            pruned++;
+            continue;
+        }
+        struct csni_conn *_Atomic *link = prev ? &prev->next_ring : &cs->rings;
+        if (atomic_load_explicit(link, memory_order_relaxed) != c)
+            atomic_store_explicit(link, c, memory_order_release);
+        prev = c;
+    }
+    struct csni_conn *_Atomic *link = prev ? &prev->next_ring : &cs->rings;
+    if (atomic_load_explicit(link, memory_order_relaxed) != NULL)
+        atomic_store_explicit(link, NULL, memory_order_release);
+    atomic_fetch_sub(&cs->ndead_rings, pruned);
+    csni_mutex_unlock(&cs->lock);
 }
 
 struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp, int proc,
@@ -181,7 +211,7 @@ struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *p
     atomic_store_explicit(&p->conns.head, c, memory_order_release);
     csni_mutex_unlock(&p->conns.lock);
     if (shm) {
-        conn_rings_add(p, c);
+        csni_conns_add_ring(&p->conns, c);
         atomic_fetch_add(&p->conns.nshm, 1);
         csni_kick_epoll(p); /* the progress thread arms the new ring */
     }
@@ -213,7 +243,7 @@ void csni_conn_bind(struct csni_conn *c, struct csni_peer *pp, int proc, struct 
         c->link = &conn_ring_link;
         csni_unlock(&c->tx_lock);
         atomic_store_explicit(&c->ring, shm, memory_order_release);
-        conn_rings_add(c->p, c);
+        csni_conns_add_ring(&c->p->conns, c);
         atomic_fetch_add(&c->p->conns.nshm, 1);
         csni_kick_epoll(c->p);
     }
@@ -669,8 +699,10 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     (void)shutdown(c->fd, SHUT_RDWR);
     conn_fail_queue(c);
     atomic_fetch_sub(&p->conns.nlive, 1);
-    if (atomic_load_explicit(&c->ring, memory_order_relaxed))
+    if (atomic_load_explicit(&c->ring, memory_order_relaxed)) {
         atomic_fetch_sub(&p->conns.nshm, 1);
+        atomic_fetch_add(&p->conns.ndead_rings, 1); /* on the list: set with the ring */
+    }
     atomic_store(&c->ended, true);
     atomic_fetch_add(&p->conns.nended, 1);
     csni_kick_epoll(p); /* the poller reports it */

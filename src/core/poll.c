@@ -117,6 +117,8 @@ static void poll_reap(struct csni_proc *p)
             csni_peer_lost(p, c->pp);
         }
     }
+    if (atomic_load_explicit(&p->conns.ndead_rings, memory_order_relaxed) >= CSNI_DEAD_RINGS_MAX)
+        csni_conns_prune_rings(&p->conns);
 }
 
 /* Whether a frame of this type may be served while pulls wait in the connection's batch. */
@@ -410,7 +412,7 @@ int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own)
             atomic_load_explicit(&p->conns.nlive, memory_order_relaxed) ||
         atomic_load_explicit(&p->npulls, memory_order_relaxed) > 0)
         return -1; /* sockets too, or pulls to make: the general poll */
-    for (struct csni_conn *c = csni_conns_rings(&p->conns); c; c = c->next_ring) {
+    for (struct csni_conn *c = csni_conns_rings(&p->conns); c; c = csni_conn_next_ring(c)) {
         struct csni_shm *s = atomic_load_explicit(&c->ring, memory_order_acquire);
         if (atomic_load_explicit(&c->tx_pending, memory_order_relaxed))
             return -1;
@@ -470,7 +472,7 @@ void csni_poll(struct csni_proc *p)
      * spin turn is about 20 ns: a death is still seen within tens of microseconds, and the
      * system call, about 0.3 us, no longer costs a ping-pong 40 ns per message). */
     if (atomic_load_explicit(&p->conns.nshm, memory_order_relaxed) > 0) {
-        for (struct csni_conn *c = csni_conns_rings(&p->conns); c; c = c->next_ring)
+        for (struct csni_conn *c = csni_conns_rings(&p->conns); c; c = csni_conn_next_ring(c))
             poll_ring(p, c);
         /* initial-exec: no __tls_get_addr call on this hot path (4 bytes of static TLS) */
         static _Thread_local unsigned poll_count __attribute__((tls_model("initial-exec")));
