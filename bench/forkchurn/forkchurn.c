@@ -93,8 +93,27 @@ static int forkchurn_one(csn_transport *t, long iters, double *us)
     }
     if (pid == 0)
         forkchurn_child(me, iters);
-    if ((s = csn_rx(t, &from, b, sizeof b, &got)) != CSN_OK)
-        return forkchurn_fail("csn_rx", s);
+    /* The child's first message, or its end without one (a wait with a way out). */
+    if ((s = csn_rx_nb(t, b, sizeof b, &got)) != CSN_OK)
+        return forkchurn_fail("csn_rx_nb", s);
+    for (;;) {
+        void *buf;
+        csn_status op;
+        int st;
+        s = csn_test(t, CSN_RX, 200000, &from, &buf, &op);
+        if (s == CSN_RX_READY && op == CSN_OK)
+            break;
+        if (s == CSN_RX_READY)
+            return forkchurn_fail("csn_rx_nb", op);
+        if (s != CSN_TIMEOUT)
+            return forkchurn_fail("csn_test", s);
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            fprintf(stderr, "forkchurn: a child ended before its first message (%s %d)\n",
+                    WIFEXITED(st) ? "status" : "signal",
+                    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+            return 1;
+        }
+    }
     if (iters) {
         double batch[5];
         long per = iters / 5 > 0 ? iters / 5 : 1;

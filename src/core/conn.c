@@ -90,7 +90,7 @@ void csni_conns_add_ring(struct csni_conns *cs, struct csni_conn *c)
 }
 
 /* Pollers walk the list without a lock and may stand on any node, a pruned one too, so nodes
- * are never freed or put back (a connection with a ring is never released: conn_reuse), and a
+ * are never freed or put back (csni_conn_release takes no connection with a ring), and a
  * link is only ever replaced by one to a node further along the list's order (a kept node's
  * next kept one, or the end): a walk from anywhere still moves forward and ends, seeing every
  * live node ahead of it. New nodes go in at the head, before all. */
