@@ -103,6 +103,11 @@ void csni_conns_prune_rings(struct csni_conns *cs)
          c = n) {
         n = atomic_load_explicit(&c->next_ring, memory_order_relaxed);
         if (atomic_load(&c->dead)) {
+            /* Its ring is never read again, but a walker may still stand on it: the pages go
+             * back, the range stays (a dead child's half megabyte, bench/forkchurn). */
+            struct csni_shm *s = atomic_load_explicit(&c->ring, memory_order_relaxed);
+            if (s)
+                csni_shm_release(s);
             pruned++;
             continue;
         }

@@ -255,6 +255,14 @@ csn_status csni_shm_attach(const char *path, bool membarrier, bool populate, str
     return rv;
 }
 
+void csni_shm_release(struct csni_shm *s)
+{
+    /* MAP_FIXED replaces the segment's pages in one step: the range stays mapped, so a stale
+     * reader finds zeros, never a fault. Failing, the segment simply stays. */
+    (void)mmap(s->base, s->size, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+}
+
 void csni_shm_unmap(struct csni_shm *s)
 {
     munmap(s->base, s->size);

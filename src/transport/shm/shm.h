@@ -40,6 +40,10 @@ csn_status csni_shm_create(const char *path, uint64_t ring_bytes, bool membarrie
                            struct csni_shm **out);
 csn_status csni_shm_attach(const char *path, bool membarrier, bool populate, struct csni_shm **out);
 void csni_shm_unmap(struct csni_shm *s);
+/* Gives a dead connection's segment back to the system while threads may still hold pointers
+ * into it: its range becomes fresh zero pages (a ring that reads as empty). Does not block;
+ * s stays valid (csni_shm_unmap still ends it). */
+void csni_shm_release(struct csni_shm *s);
 pid_t csni_shm_peer_pid(const struct csni_shm *s);
 
 /* Producer side (one thread at a time). write_eager: an EAGER frame (to transport dst, from
