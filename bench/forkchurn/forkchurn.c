@@ -115,25 +115,19 @@ static int forkchurn_one(csn_transport *t, long iters, double *us)
         }
     }
     if (iters) {
+        /* The first answer is the one after the batches; the last batch takes the rest. */
         double batch[5];
-        long per = iters / 5 > 0 ? iters / 5 : 1;
-        long left = iters - 1; /* the first answer is the one below */
+        long per = (iters - 1) / 5;
         for (int k = 0; k < 5; k++) {
+            long n = per + (k == 4 ? (iters - 1) % 5 : 0);
             double t0 = forkchurn_now();
-            long n = 0;
-            for (; n < per && left > 0; n++, left--) {
+            for (long i = 0; i < n; i++) {
                 csn_netid f = from;
                 if ((s = csn_tx(t, from, b, sizeof b)) != CSN_OK ||
                     (s = csn_rx(t, &f, b, sizeof b, &got)) != CSN_OK)
                     return forkchurn_fail("round trip", s);
             }
-            batch[k] = n ? (forkchurn_now() - t0) / (double)n * 1e6 : 0;
-        }
-        while (left-- > 0) { /* what the batches left: the child waits for each answer */
-            csn_netid f = from;
-            if ((s = csn_tx(t, from, b, sizeof b)) != CSN_OK ||
-                (s = csn_rx(t, &f, b, sizeof b, &got)) != CSN_OK)
-                return forkchurn_fail("round trip", s);
+            batch[k] = (forkchurn_now() - t0) / (double)n * 1e6;
         }
         if ((s = csn_tx(t, from, b, sizeof b)) != CSN_OK)
             return forkchurn_fail("csn_tx", s);
@@ -175,8 +169,8 @@ int main(int argc, char **argv)
         char *end;
         if (strcmp(a, "--iters") == 0) {
             iters = strtol(v, &end, 10);
-            if (end == v || *end || iters < 5 || iters > 100000000) {
-                fprintf(stderr, "forkchurn: bad value '%s' for --iters (5 to 100000000)\n", v);
+            if (end == v || *end || iters < 6 || iters > 100000000) {
+                fprintf(stderr, "forkchurn: bad value '%s' for --iters (6 to 100000000)\n", v);
                 return 2;
             }
             continue;
