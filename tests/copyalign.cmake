@@ -2,7 +2,6 @@
 if(TARGET copyalign)
   add_test(NAME copyalign_smoke
            COMMAND sh -c "out=$($<TARGET_FILE:copyalign> 4K 1) && echo \"$out\" && echo \"$out\" | grep -q '^56 '")
-  add_test(NAME copyalign_usage
-           COMMAND sh -c "e=$(mktemp) && $<TARGET_FILE:copyalign> 12x 2>$e; rc=$?; n=$(wc -l <$e); cat $e; rm -f $e; [ $rc -eq 2 ] && [ $n -eq 1 ]")
-  set_tests_properties(copyalign_smoke copyalign_usage PROPERTIES TIMEOUT 60)
+  csn_usage_test(copyalign_usage $<TARGET_FILE:copyalign> 12x)
+  set_tests_properties(copyalign_smoke PROPERTIES TIMEOUT 60)
 endif()

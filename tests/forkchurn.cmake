@@ -4,9 +4,8 @@
 if(TARGET forkchurn)
   add_test(NAME forkchurn_smoke
            COMMAND sh -c "out=$(${CMAKE_BINARY_DIR}/tools/csnrun/csnrun -np 1 $<TARGET_FILE:forkchurn> --children 0,60 --iters 50) && echo \"$out\" && [ $(echo \"$out\" | grep -cE '^ +(0|60) +[0-9.]+ +[0-9]+ +[0-9]+$') -eq 2 ] && echo \"$out\" | awk '$1 == 0 { a = $4 } $1 == 60 { b = $4 } END { if (b - a > 16384) { print \"grew by \" b - a \" KiB\"; exit 1 } }'")
-  add_test(NAME forkchurn_usage
-           COMMAND sh -c "e=$(mktemp) && $<TARGET_FILE:forkchurn> --children 5,2 2>$e; rc=$?; n=$(wc -l <$e); cat $e; rm -f $e; [ $rc -eq 2 ] && [ $n -eq 1 ]")
-  set_tests_properties(forkchurn_smoke forkchurn_usage PROPERTIES TIMEOUT 60)
+  csn_usage_test(forkchurn_usage $<TARGET_FILE:forkchurn> --children 5,2)
+  set_tests_properties(forkchurn_smoke PROPERTIES TIMEOUT 60)
   # ThreadSanitizer refuses threads after such a fork unless told (as tests/core.cmake's core_fork).
   set_tests_properties(forkchurn_smoke PROPERTIES ENVIRONMENT "TSAN_OPTIONS=die_after_fork=0")
 endif()

@@ -97,7 +97,7 @@ void csni_conns_add_ring(struct csni_conns *cs, struct csni_conn *c)
 void csni_conns_prune_rings(struct csni_conns *cs)
 {
     csni_mutex_lock(&cs->lock);
-    struct csni_conn *prev = NULL;
+    struct csni_conn *_Atomic *link = &cs->rings; /* the last kept node's link */
     int pruned = 0;
     for (struct csni_conn *c = atomic_load_explicit(&cs->rings, memory_order_relaxed), *n; c;
          c = n) {
@@ -111,12 +111,10 @@ void csni_conns_prune_rings(struct csni_conns *cs)
             pruned++;
             continue;
         }
-        struct csni_conn *_Atomic *link = prev ? &prev->next_ring : &cs->rings;
         if (atomic_load_explicit(link, memory_order_relaxed) != c)
             atomic_store_explicit(link, c, memory_order_release);
-        prev = c;
+        link = &c->next_ring;
     }
-    struct csni_conn *_Atomic *link = prev ? &prev->next_ring : &cs->rings;
     if (atomic_load_explicit(link, memory_order_relaxed) != NULL)
         atomic_store_explicit(link, NULL, memory_order_release);
     atomic_fetch_sub(&cs->ndead_rings, pruned);
@@ -706,7 +704,7 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     atomic_fetch_sub(&p->conns.nlive, 1);
     if (atomic_load_explicit(&c->ring, memory_order_relaxed)) {
         atomic_fetch_sub(&p->conns.nshm, 1);
-        atomic_fetch_add(&p->conns.ndead_rings, 1); /* on the list: set with the ring */
+        atomic_fetch_add(&p->conns.ndead_rings, 1); /* on the list, or soon (ring set first) */
     }
     atomic_store(&c->ended, true);
     atomic_fetch_add(&p->conns.nended, 1);
