@@ -115,8 +115,8 @@ static csn_status peer_connect(struct csni_proc *p, struct csni_peer *pp, uint32
                                   &shm)) != CSN_OK)
             goto fail;
     }
-    struct csni_frame f = csni_frame_hello((uint64_t)p->me, shm != NULL, lane,
-                                           shm ? nonce : csni_ofi_hello_nonce());
+    struct csni_frame f =
+        csni_frame_hello((uint64_t)p->me, shm != NULL, lane, shm ? nonce : csni_ofi_hello_nonce());
     if ((rv = peer_send_hello(p, fd, &f)) != CSN_OK)
         goto fail;
     struct csni_conn *c = csni_conn_new(p, fd, pp, pp->proc, shm);
@@ -357,7 +357,10 @@ void csni_peer_accept(struct csni_proc *p, struct csni_conn *c)
         peer_shm_path(p, (int)proc, p->me, csni_frame_hello_lane(f), csni_frame_hello_nonce(f),
                       path, sizeof path);
         if (csni_shm_attach(path, p->tun.shm_membarrier, p->tun.shm_populate, &shm) != CSN_OK) {
-            csni_conn_fail(c, "cannot map the shared-memory segment of the connection");
+            char why[160]; /* errno says why: out of descriptors, of memory, ... */
+            snprintf(why, sizeof why, "cannot map the shared-memory segment of the connection: %s",
+                     strerror(errno));
+            csni_conn_fail(c, why);
             return;
         }
     }
