@@ -134,14 +134,17 @@ nt_refused(nettest-floor $<TARGET_FILE:nettest-floor> "" "--np|1|uK" "--np|x" "u
 
 # nettest-lean (nettest on bench/common/comm_lean.c, no library): the seed's command with its
 # table, CSV and JSON checked; messages up to 2 KiB through shared memory and larger ones
-# pulled, every byte checked; a corrupted byte named; bad LEAN_ variables refused in one line.
+# pulled, every byte checked; sends completing unanswered (LEAN_ANSWER=0) still deliver every
+# byte; a corrupted byte named; bad LEAN_ variables refused in one line.
 nt_test(nettest_seed_lean csn 180 sh ${NT_DIR}/run_case.sh lean 4 $<TARGET_FILE:nettest-lean> 10 6
         ${NT_SEED})
 nt_test(nettest_eager_lean csn 120 env LEAN_EAGER=2048 sh ${NT_DIR}/run_case.sh lean 3
         $<TARGET_FILE:nettest-lean> 5 3 uK m1 M16 K2 T20 R1 Ptotal)
+nt_test(nettest_unanswered_lean csn 120 env LEAN_ANSWER=0 LEAN_EAGER=2048 sh ${NT_DIR}/run_case.sh
+        lean 4 $<TARGET_FILE:nettest-lean> 4 6 uK m1 M64 K4 T20 R1 Ptotal)
 nt_test(nettest_corrupt_lean csn 60 sh ${NT_DIR}/corrupt.sh lean $<TARGET_FILE:nettest-lean>)
 nt_refused(nettest-lean env "$<TARGET_FILE:nettest-lean>|T5" "LEAN_NP=1" "LEAN_NP=x"
-           "LEAN_EAGER=-1" "LEAN_YIELD=0")
+           "LEAN_EAGER=-1" "LEAN_YIELD=0" "LEAN_ANSWER=2")
 
 # bench/nettest-configs.sh: configurations of nettest alternated, per-cell ratios (the host
 # barrier on and off; Open MPI's twin too, except in sanitizer builds: its own leaks and races

@@ -7,13 +7,20 @@
  * number), pulled by its receiver with one process_vm_readv, and answered in the slot, which
  * completes the sender's request. Messages of up to LEAN_EAGER
  * bytes (default 0) are copied by their sender into the pair's shared buffer instead, and the
- * send completes at once. The barrier is a counter in shared memory. A wait with nothing to do
- * yields the CPU at every LEAN_YIELD-th turn (default 1). A wait that sees nothing for
- * BENCH_COMM_TIMEOUT seconds (default 120), or another rank's failure, ends the rank. Nothing
- * else: no headers, no matching beyond the pair's order, no progress thread, no errors from
- * peers but their failure flag. One message per pair and direction is in flight at a time (a
- * second send waits until the first is taken: nettest's procedures send one per pair per
- * iteration); receives name their source. */
+ * send completes at once. LEAN_ANSWER=0 (default 1) makes every non-blocking send complete at
+ * once, a pulled one too: its sender does not wait for the answer, which only its next send to
+ * that receiver waits for. No library can do that (a send's buffer is free only once it was
+ * read); it is sound in nettest, whose ranks rewrite a send buffer only after the barrier that
+ * follows every receive, and makes nettest-lean a floor of the protocols that announce every
+ * message: the announcement, one copy (or two through the shared buffer) and the procedures'
+ * order remain. A blocking send (Star's leaves, the collectives of setup, whose buffers are
+ * reused at once) still waits for its answer, or copies through the shared buffer. The barrier is a
+ * counter in shared memory. A wait with nothing to do yields the CPU at every LEAN_YIELD-th turn
+ * (default 1). A wait that sees nothing for BENCH_COMM_TIMEOUT seconds (default 120), or another
+ * rank's failure, ends the rank. Nothing else: no headers, no matching beyond the pair's order, no
+ * progress thread, no errors from peers but their failure flag. One message per pair and direction
+ * is in flight at a time (a second send waits until the first is taken: nettest's procedures send
+ * one per pair per iteration); receives name their source. */
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,7 +32,7 @@
 
 #define LEAN_MAX_EAGER (1u << 20)
 
-enum { LEAN_SEQ = 0 };                      /* opaque[]: the request's sequence number */
+enum { LEAN_SEQ = 0 };              /* opaque[]: the request's sequence number */
 enum { LEAN_OK = 0, LEAN_OVERRUN }; /* comm_req.status */
 
 /* The pair from -> to. ann and done are sequence numbers: the sender stores addr and len, then
@@ -38,9 +45,10 @@ struct lean_slot {
 
 static struct forked_job *lean_job;
 static struct lean_slot (*lean_slots)[FORKED_MAX_NP]; /* [from][to], shared */
-static uint8_t *lean_eager_buf;                      /* [from][to] buffers of lean_eager bytes */
+static uint8_t *lean_eager_buf;                       /* [from][to] buffers of lean_eager bytes */
 static size_t lean_eager;
 static unsigned lean_yield = 1;
+static int lean_answer = 1; /* 0: a pulled send completes without waiting for its answer */
 static int lean_me, lean_np;
 static uint64_t lean_sent[FORKED_MAX_NP], lean_taken[FORKED_MAX_NP];
 static double lean_timeout = 120.0; /* seconds of waiting without progress before giving up */
@@ -84,14 +92,15 @@ int comm_init(int *argc, char ***argv)
     lean_np = (int)lean_env("LEAN_NP", 4, 2, FORKED_MAX_NP);
     lean_eager = (size_t)lean_env("LEAN_EAGER", 0, 0, LEAN_MAX_EAGER);
     lean_yield = (unsigned)lean_env("LEAN_YIELD", 1, 1, 1000);
+    lean_answer = (int)lean_env("LEAN_ANSWER", 1, 0, 1);
     const char *tmo = getenv("BENCH_COMM_TIMEOUT");
     if (tmo != NULL && atof(tmo) > 0)
         lean_timeout = atof(tmo);
     size_t slots = sizeof(struct lean_slot) * FORKED_MAX_NP * (size_t)lean_np;
     void *area;
-    lean_me = forked_start(&lean_job, lean_np,
-                           slots + (size_t)lean_np * (size_t)lean_np * lean_eager, &area,
-                           "nettest-lean");
+    lean_me =
+        forked_start(&lean_job, lean_np, slots + (size_t)lean_np * (size_t)lean_np * lean_eager,
+                     &area, "nettest-lean");
     if (lean_me < 0)
         return -1;
     lean_slots = area;
@@ -117,12 +126,15 @@ int comm_size(void)
 
 const char *comm_library(void)
 {
-    return "lean (no library: flags in shared memory, process_vm_readv)";
+    return lean_answer
+               ? "lean (no library: flags in shared memory, process_vm_readv)"
+               : "lean floor (no library; LEAN_ANSWER=0: non-blocking sends complete unanswered)";
 }
 
 const char *comm_transport(void)
 {
-    return lean_eager ? "shared memory up to LEAN_EAGER, process_vm_readv beyond" : "process_vm_readv";
+    return lean_eager ? "shared memory up to LEAN_EAGER, process_vm_readv beyond"
+                      : "process_vm_readv";
 }
 
 size_t comm_max_len(void)
@@ -205,7 +217,8 @@ static int lean_progress(comm_req *r)
     return r->done;
 }
 
-int comm_isend(const void *buf, size_t len, int dst, comm_req *r)
+/* A send; a pulled one is done at once unless answered (then when its receiver took it). */
+static int lean_isend(const void *buf, size_t len, int dst, comm_req *r, int answered)
 {
     comm_req_setup(r, (void *)buf, len, dst, 1);
     if (dst == lean_me)
@@ -222,9 +235,15 @@ int comm_isend(const void *buf, size_t len, int dst, comm_req *r)
         r->done = 1;
     } else {
         s->addr = (uint64_t)(uintptr_t)buf;
+        r->done = !answered;
     }
     atomic_store_explicit(&s->ann, seq, memory_order_release);
     return 0;
+}
+
+int comm_isend(const void *buf, size_t len, int dst, comm_req *r)
+{
+    return lean_isend(buf, len, dst, r, lean_answer);
 }
 
 int comm_irecv(void *buf, size_t len, int src, comm_req *r)
@@ -288,7 +307,7 @@ int comm_waitany(int n, comm_req *r, int *index)
 int comm_send(const void *buf, size_t len, int dst)
 {
     comm_req r;
-    comm_isend(buf, len, dst, &r);
+    lean_isend(buf, len, dst, &r, 1);
     comm_waitall(1, &r);
     return r.status;
 }
