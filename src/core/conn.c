@@ -697,8 +697,9 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     /* Fails only when the descriptor was never added: nothing to undo then. */
     (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     csni_ofi_fail(c);
-    /* shutdown, not close: the descriptor number stays ours until the process ends, so a
-     * thread still holding it can never touch someone else's file. */
+    /* shutdown, not close: a thread may be about to use the number. The poller closes a
+     * ring's socket once this has returned (csni_conn_close_fd, under both locks); a socket
+     * connection's number stays ours until the process ends. */
     (void)shutdown(c->fd, SHUT_RDWR);
     conn_fail_queue(c);
     atomic_fetch_sub(&p->conns.nlive, 1);
@@ -736,17 +737,36 @@ bool csni_conn_take_ended(struct csni_conn *c)
     return true;
 }
 
-int csni_conn_bells(struct csni_conn *c)
+void csni_conn_close_fd(struct csni_conn *c)
+{
+    csni_conn_rx_lock(c);
+    csni_lock(&c->tx_lock);
+    CSNI_ASSERT(c->dead && c->shm);
+    if (c->fd >= 0)
+        (void)close(c->fd); /* out of the epoll set since csni_conn_fail, which has returned */
+    c->fd = -1;
+    c->shm->bell_fd = -1;
+    csni_unlock(&c->tx_lock);
+    csni_conn_rx_unlock(c);
+}
+
+int csni_conn_bells(struct csni_conn *c, bool block)
 {
     char b[64];
+    if (block)
+        csni_conn_rx_lock(c);
+    else if (!csni_conn_rx_trylock(c))
+        return 0; /* its reader reads the ring anyway; the bells stay for the next look */
+    int rv;
     for (;;) {
         ssize_t r = recv(c->fd, b, sizeof b, MSG_DONTWAIT);
-        if (r > 0)
+        if (r > 0 || (r < 0 && errno == EINTR))
             continue;
-        if (r < 0 && errno == EINTR)
-            continue;
-        return r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) ? -1 : 0;
+        rv = r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) ? -1 : 0;
+        break;
     }
+    csni_conn_rx_unlock(c);
+    return rv;
 }
 
 int csni_conn_arm(struct csni_conn *c)

@@ -270,8 +270,16 @@ bool csni_conn_take_ended(struct csni_conn *c);
  * descriptor and frees its buffer; the structure is reused by a later csn_conn_new. No lock
  * held. */
 void csni_conn_release(struct csni_conn *c);
-/* Shared memory: drains the socket's doorbell bytes. -1 when the peer closed it. */
-int csni_conn_bells(struct csni_conn *c);
+/* An ended connection with a ring (taken with csni_conn_take_ended, so csni_conn_fail has
+ * returned): closes its socket, the doorbell. Every use of the descriptor holds the reader or
+ * the writer lock and reads the number under it, so none can reach a file that reuses the
+ * number: a dead peer's descriptor goes back at once (a rank whose forked children come and
+ * go, bench/forkchurn). No lock held. */
+void csni_conn_close_fd(struct csni_conn *c);
+/* Shared memory: drains the socket's doorbell bytes under the reader lock (block: waits for
+ * it; else 0 at once when another thread reads the connection). -1 when the peer closed it or
+ * the descriptor was closed. */
+int csni_conn_bells(struct csni_conn *c, bool block);
 /* Before a thread sleeps: arm the connection's ring (see csni_shm_arm). 1: it has work
  * already; -1: a reader is at work on it (do not sleep yet); 0: armed, or a socket. */
 int csni_conn_arm(struct csni_conn *c);

@@ -103,6 +103,8 @@ static void poll_reap(struct csni_proc *p)
             csni_conn_release(c); /* a stranger's: its descriptor and buffer go back now */
             continue;
         }
+        if (atomic_load_explicit(&c->ring, memory_order_relaxed))
+            csni_conn_close_fd(c);
         if (c->broken)
             poll_break_pair(p, c);
         if (!csni_peer_conn_ended(c->pp))
@@ -350,9 +352,9 @@ static void poll_accept(struct csni_proc *p, int lfd, const struct csni_net_ops 
 /* A shared-memory connection's doorbells; a closed socket means the peer is gone, but what it
  * published in the ring before dying is still ours: a socket delivers its data before the end,
  * so must a ring. */
-static void poll_bells(struct csni_proc *p, struct csni_conn *c)
+static void poll_bells(struct csni_proc *p, struct csni_conn *c, bool block)
 {
-    if (csni_conn_bells(c) < 0) {
+    if (csni_conn_bells(c, block) < 0) {
         csni_poll_serve(p, c, true);
         csni_conn_fail(c, NULL);
         poll_reap(p);
@@ -383,7 +385,7 @@ static void poll_handle(struct csni_proc *p, struct epoll_event *ev, bool block)
         bool pending = atomic_load_explicit(&c->tx_pending, memory_order_relaxed);
         bool ring = atomic_load_explicit(&c->ring, memory_order_acquire) != NULL;
         if (ring && (ev->events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
-            poll_bells(p, c);
+            poll_bells(p, c, block);
         if (ev->events & (EPOLLIN | EPOLLERR | EPOLLHUP))
             csni_poll_serve(p, c, block);
         if ((ev->events & EPOLLOUT) || (ring && pending))
