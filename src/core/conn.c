@@ -697,9 +697,8 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     /* Fails only when the descriptor was never added: nothing to undo then. */
     (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     csni_ofi_fail(c);
-    /* shutdown, not close: a thread may be about to use the number. The poller closes a
-     * ring's socket once this has returned (csni_conn_close_fd, under both locks); a socket
-     * connection's number stays ours until the process ends. */
+    /* shutdown, not close: a thread may be about to use the number. The poller that
+     * reports the end closes it once this has returned (csni_conn_close_fd). */
     (void)shutdown(c->fd, SHUT_RDWR);
     conn_fail_queue(c);
     atomic_fetch_sub(&p->conns.nlive, 1);
@@ -741,11 +740,12 @@ void csni_conn_close_fd(struct csni_conn *c)
 {
     csni_conn_rx_lock(c);
     csni_lock(&c->tx_lock);
-    CSNI_ASSERT(c->dead && c->shm);
+    CSNI_ASSERT(c->dead);
     if (c->fd >= 0)
         (void)close(c->fd); /* out of the epoll set since csni_conn_fail, which has returned */
     c->fd = -1;
-    c->shm->bell_fd = -1;
+    if (c->shm)
+        c->shm->bell_fd = -1;
     csni_unlock(&c->tx_lock);
     csni_conn_rx_unlock(c);
 }

@@ -270,11 +270,12 @@ bool csni_conn_take_ended(struct csni_conn *c);
  * descriptor and frees its buffer; the structure is reused by a later csn_conn_new. No lock
  * held. */
 void csni_conn_release(struct csni_conn *c);
-/* An ended connection with a ring (taken with csni_conn_take_ended, so csni_conn_fail has
- * returned): closes its socket, the doorbell. Every use of the descriptor holds the reader or
- * the writer lock and reads the number under it, so none can reach a file that reuses the
- * number: a dead peer's descriptor goes back at once (a rank whose forked children come and
- * go, bench/forkchurn). No lock held. */
+/* A peer's ended connection (taken with csni_conn_take_ended, so csni_conn_fail has
+ * returned): closes its socket (a ring's doorbell). Every use of the descriptor holds the
+ * reader or the writer lock and reads the number under it, so none can reach a file that
+ * reuses the number: a dead peer's descriptor goes back at once (a rank whose forked children
+ * come and go, bench/forkchurn). The structure stays (the peer table and pollers still hold
+ * it). No lock held. */
 void csni_conn_close_fd(struct csni_conn *c);
 /* Shared memory: drains the socket's doorbell bytes under the reader lock (block: waits for
  * it; else 0 at once when another thread reads the connection). -1 when the peer closed it or

@@ -103,8 +103,7 @@ static void poll_reap(struct csni_proc *p)
             csni_conn_release(c); /* a stranger's: its descriptor and buffer go back now */
             continue;
         }
-        if (atomic_load_explicit(&c->ring, memory_order_relaxed))
-            csni_conn_close_fd(c);
+        csni_conn_close_fd(c); /* a peer's: the descriptor goes back, the structure stays */
         if (c->broken)
             poll_break_pair(p, c);
         if (!csni_peer_conn_ended(c->pp))
