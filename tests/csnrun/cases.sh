@@ -330,7 +330,7 @@ fdstarve)
         [ "$RC" -ne 124 ] || fail "run $i hung: $(cat "$T/err")"
         [ "$RC" -ne 0 ] || continue # enough descriptors for this run after all
         grep -q "needs a sink" "$T/err" && fail "run $i: hello took itself for a job of one"
-        grep -q "file descriptors\|Too many open files" "$T/err" ||
+        grep -q "descriptors\|Too many open files" "$T/err" ||
             fail "run $i: no line names the descriptors: $(cat "$T/err")"
     done
     ;;
