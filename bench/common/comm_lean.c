@@ -11,15 +11,16 @@
  * once, a pulled one too: its sender does not wait for the answer, which only its next send to
  * that receiver waits for. No library can do that (a send's buffer is free only once it was
  * read); it is sound in nettest, whose ranks rewrite a send buffer only after the barrier that
- * follows every receive, and makes nettest-lean a floor of the protocols that announce every
- * message: the announcement, one copy (or two through the shared buffer) and the procedures'
- * order remain. A blocking send (Star's leaves, the collectives of setup, whose buffers are
- * reused at once) still waits for its answer, or copies through the shared buffer. The barrier is a
- * counter in shared memory. A wait with nothing to do yields the CPU at every LEAN_YIELD-th turn
- * (default 1). A wait that sees nothing for BENCH_COMM_TIMEOUT seconds (default 120), or another
- * rank's failure, ends the rank. Nothing else: no headers, no matching beyond the pair's order, no
- * progress thread, no errors from peers but their failure flag. One message per pair and direction
- * is in flight at a time (a second send waits until the first is taken: nettest's procedures send
+ * follows every receive. What remains is the work every layer that announces its messages
+ * does: the announcement, one copy (or two through the shared buffer), the procedures' order;
+ * a bound on that work, not on the waits (BENCHMARKS.md, issue 19). A blocking send (Star's
+ * leaves, the setup's collectives, whose buffers are reused at once) still waits for its
+ * answer, or copies through the shared buffer. The barrier is a counter in shared memory. A
+ * wait with nothing to do yields the CPU at every LEAN_YIELD-th turn (default 1). A wait that
+ * sees nothing for BENCH_COMM_TIMEOUT seconds (default 120), or another rank's failure, ends
+ * the rank. Nothing else: no headers, no matching beyond the pair's order, no progress thread,
+ * no errors from peers but their failure flag. One message per pair and direction is in
+ * flight at a time (a second send waits until the first is taken: nettest's procedures send
  * one per pair per iteration); receives name their source. */
 #include <sched.h>
 #include <stdarg.h>
