@@ -717,8 +717,9 @@ void csni_conn_release(struct csni_conn *c)
     csni_conn_rx_lock(c);
     csni_lock(&c->tx_lock);
     CSNI_ASSERT(c->dead && !c->pp && !c->shm);
-    (void)close(c->fd); /* out of the epoll set already; nobody reads a dead connection */
-    c->fd = -1;
+    int fd = c->fd;
+    c->fd = -1;      /* first, as in csni_conn_close_fd */
+    (void)close(fd); /* out of the epoll set already; nobody reads a dead connection */
     free(c->rbuf);
     c->rbuf = NULL;
     csni_unlock(&c->tx_lock);
@@ -741,11 +742,14 @@ void csni_conn_close_fd(struct csni_conn *c)
     csni_conn_rx_lock(c);
     csni_lock(&c->tx_lock);
     CSNI_ASSERT(c->dead);
-    if (c->fd >= 0)
-        (void)close(c->fd); /* out of the epoll set since csni_conn_fail, which has returned */
+    /* The number is cleared before it is closed: a child forked meanwhile closes the
+     * connections' descriptors it sees (proc.c), never a number reused by then. */
+    int fd = c->fd;
     c->fd = -1;
     if (c->shm)
         c->shm->bell_fd = -1;
+    if (fd >= 0)
+        (void)close(fd); /* out of the epoll set since csni_conn_fail, which has returned */
     csni_unlock(&c->tx_lock);
     csni_conn_rx_unlock(c);
 }
