@@ -711,15 +711,27 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     csni_kick_epoll(p); /* the poller reports it */
 }
 
+/* Closes a dead connection's descriptor (both locks held; every use of the number reads it
+ * under one of them). It is out of the epoll set since csni_conn_fail, which has returned. The
+ * number is cleared before the close: a child forked meanwhile closes the connections'
+ * descriptors it sees (proc.c), never a number reused by then. */
+static void conn_close_locked(struct csni_conn *c)
+{
+    int fd = c->fd;
+    c->fd = -1;
+    if (c->shm)
+        c->shm->bell_fd = -1;
+    if (fd >= 0)
+        (void)close(fd);
+}
+
 void csni_conn_release(struct csni_conn *c)
 {
     struct csni_proc *p = c->p;
     csni_conn_rx_lock(c);
     csni_lock(&c->tx_lock);
     CSNI_ASSERT(c->dead && !c->pp && !c->shm);
-    int fd = c->fd;
-    c->fd = -1;      /* first, as in csni_conn_close_fd */
-    (void)close(fd); /* out of the epoll set already; nobody reads a dead connection */
+    conn_close_locked(c);
     free(c->rbuf);
     c->rbuf = NULL;
     csni_unlock(&c->tx_lock);
@@ -742,14 +754,7 @@ void csni_conn_close_fd(struct csni_conn *c)
     csni_conn_rx_lock(c);
     csni_lock(&c->tx_lock);
     CSNI_ASSERT(c->dead);
-    /* The number is cleared before it is closed: a child forked meanwhile closes the
-     * connections' descriptors it sees (proc.c), never a number reused by then. */
-    int fd = c->fd;
-    c->fd = -1;
-    if (c->shm)
-        c->shm->bell_fd = -1;
-    if (fd >= 0)
-        (void)close(fd); /* out of the epoll set since csni_conn_fail, which has returned */
+    conn_close_locked(c);
     csni_unlock(&c->tx_lock);
     csni_conn_rx_unlock(c);
 }

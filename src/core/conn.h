@@ -151,10 +151,10 @@ void csni_conns_prune_rings(struct csni_conns *cs);
 /* Puts c on the rings list, once (its ring is published already). */
 void csni_conns_add_ring(struct csni_conns *cs, struct csni_conn *c);
 
-/* A connection on socket fd (it takes ownership: closed when the process ends), registered
- * with the process's epoll set. pp: the peer when we connected (NULL: accepted, unknown until
- * its HELLO); shm: the pair's rings when we made them. NULL when memory is short or the
- * registration fails (fd is then the caller's again). */
+/* A connection on socket fd (it takes ownership: closed when its end is reported, at the
+ * latest when the process ends), registered with the process's epoll set. pp: the peer when we
+ * connected (NULL: accepted, unknown until its HELLO); shm: the pair's rings when we made
+ * them. NULL when memory is short or the registration fails (fd is then the caller's again). */
 struct csni_conn *csni_conn_new(struct csni_proc *p, int fd, struct csni_peer *pp, int proc,
                                 struct csni_shm *shm);
 /* An accepted connection proved the key (CSNI_RX_HELLO): from now on it belongs to pp, and its

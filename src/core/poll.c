@@ -265,8 +265,8 @@ static uint64_t poll_timers(struct csni_proc *p, uint64_t nap_ns)
 }
 
 /* Out of descriptors with no stranger to drop: a rank whose connection waits in our queue
- * waits until we close something, which may be never (a dead peer's descriptor is kept until
- * the process ends, csni_conn_fail). After POLL_NOFD_REFUSE_NS of that, the spare descriptor
+ * waits until we close something, which may be never (live peers hold the rest; a dead one's
+ * goes back when its end is reported). After POLL_NOFD_REFUSE_NS of that, the spare descriptor
  * takes the waiting connection and closes it at once: its rank sees us lost and fails with a
  * status, where it waited for ever (4 ranks of hello under ulimit -n 11). Said once. */
 #define POLL_NOFD_REFUSE_NS 10000000000ull
