@@ -213,6 +213,14 @@ static void test_check(void)
             buf[off] ^= 0x10;
         }
     }
+    /* Word i is word 0 + i * 0x9E3779B97F4A7C15, four words a turn or one (the tail) alike. */
+    nt_fill(buf, sizeof buf, 1, 2, 42);
+    uint64_t w0, wi;
+    memcpy(&w0, buf, 8);
+    for (size_t i = 1; i < sizeof buf / 8; i++) {
+        memcpy(&wi, buf + 8 * i, 8);
+        CHECK(wi - w0 == i * 0x9E3779B97F4A7C15ull);
+    }
     /* Another message, the other direction, another pair: all differ (in the first word). */
     nt_fill(buf, 64, 1, 2, 42);
     CHECK(nt_verify(buf, 64, 1, 2, 43, &got, &want) < 8);
