@@ -377,7 +377,6 @@ function against(k1, k2,    i, s, c, a, b, nc, rs) {
     }
     return nc ? sprintf("%.2fx", median(rs, nc)) : "-"
 }
-# The table (when shown) and the goal lines over the counted rounds.
 # The noise of a cell of kind k: its median over the odd counted rounds against its median
 # over the even ones, the factor between the two (1.00: none; "" below two rounds). A median
 # of half the rounds moves more than that of all, so this errs on the side of noise. (The
@@ -392,7 +391,8 @@ function half_noise(k, s, c,    r, m, i, a, x, y) {
     if (x == "" || y == "" || x <= 0 || y <= 0) return ""
     return x > y ? x / y : y / x
 }
-# A cell that misses 1.0x by less than the noise of Open MPI in that cell is counted apart.
+# The table (when shown) and the goal lines over the counted rounds. A cell that misses 1.0x
+# by less than the noise of Open MPI in that cell is counted apart.
 function cells(show,    i, s, c, a, b, cell, nc, ok, ok1, near1, rs, z) {
     for (i = 1; i <= n; i++) {
         s = order[i]
