@@ -90,7 +90,7 @@ void csni_conns_add_ring(struct csni_conns *cs, struct csni_conn *c)
 }
 
 /* Pollers walk the list without a lock and may stand on any node, a pruned one too, so nodes
- * are never freed or put back (csni_conn_release takes no connection with a ring), and a
+ * are never freed or put back (csni_conn_close retires no connection with a ring), and a
  * link is only ever replaced by one to a node further along the list's order (a kept node's
  * next kept one, or the end): a walk from anywhere still moves forward and ends, seeing every
  * live node ahead of it. New nodes go in at the head, before all. */
@@ -698,7 +698,7 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     csni_ofi_fail(c);
     /* shutdown, not close: a thread may be about to use the number. The poller that
-     * reports the end closes it once this has returned (csni_conn_close_fd). */
+     * reports the end closes it once this has returned (csni_conn_close). */
     (void)shutdown(c->fd, SHUT_RDWR);
     conn_fail_queue(c);
     atomic_fetch_sub(&p->conns.nlive, 1);
@@ -711,33 +711,31 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     csni_kick_epoll(p); /* the poller reports it */
 }
 
-/* Closes a dead connection's descriptor (both locks held; every use of the number reads it
- * under one of them). It is out of the epoll set since csni_conn_fail, which has returned. The
- * number is cleared before the close: a child forked meanwhile closes the connections'
- * descriptors it sees (proc.c), never a number reused by then. */
-static void conn_close_locked(struct csni_conn *c)
+void csni_conn_close(struct csni_conn *c)
 {
+    struct csni_proc *p = c->p;
+    bool stranger = c->pp == NULL; /* a dead connection's owner no longer changes */
+    csni_conn_rx_lock(c);
+    csni_lock(&c->tx_lock);
+    CSNI_ASSERT(c->dead && (!stranger || !c->shm));
+    /* The number is cleared before the close: a child forked meanwhile closes the
+     * connections' descriptors it sees (proc.c), never a number reused by then. */
     int fd = c->fd;
     c->fd = -1;
     if (c->shm)
         c->shm->bell_fd = -1;
     if (fd >= 0)
         (void)close(fd);
-}
-
-void csni_conn_release(struct csni_conn *c)
-{
-    struct csni_proc *p = c->p;
-    csni_conn_rx_lock(c);
-    csni_lock(&c->tx_lock);
-    CSNI_ASSERT(c->dead && !c->pp && !c->shm);
-    conn_close_locked(c);
-    free(c->rbuf);
-    c->rbuf = NULL;
+    if (stranger) {
+        free(c->rbuf);
+        c->rbuf = NULL;
+    }
     csni_unlock(&c->tx_lock);
     csni_conn_rx_unlock(c);
-    atomic_fetch_add(&p->conns.nretired, 1);
-    atomic_store(&c->retired, true);
+    if (stranger) {
+        atomic_fetch_add(&p->conns.nretired, 1);
+        atomic_store(&c->retired, true);
+    }
 }
 
 bool csni_conn_take_ended(struct csni_conn *c)
@@ -747,16 +745,6 @@ bool csni_conn_take_ended(struct csni_conn *c)
         return false;
     atomic_fetch_sub(&c->p->conns.nended, 1);
     return true;
-}
-
-void csni_conn_close_fd(struct csni_conn *c)
-{
-    csni_conn_rx_lock(c);
-    csni_lock(&c->tx_lock);
-    CSNI_ASSERT(c->dead);
-    conn_close_locked(c);
-    csni_unlock(&c->tx_lock);
-    csni_conn_rx_unlock(c);
 }
 
 int csni_conn_bells(struct csni_conn *c, bool block)

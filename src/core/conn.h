@@ -266,17 +266,14 @@ void csni_conn_flush(struct csni_conn *c, bool block_lock);
 void csni_conn_fail(struct csni_conn *c, const char *why);
 /* An ended connection not yet reported: true once per connection. */
 bool csni_conn_take_ended(struct csni_conn *c);
-/* An ended connection that never proved the key (taken with csni_conn_take_ended): closes its
- * descriptor and frees its buffer; the structure is reused by a later csn_conn_new. No lock
- * held. */
-void csni_conn_release(struct csni_conn *c);
-/* A peer's ended connection (taken with csni_conn_take_ended, so csni_conn_fail has
- * returned): closes its socket (a ring's doorbell). Every use of the descriptor holds the
- * reader or the writer lock and reads the number under it, so none can reach a file that
- * reuses the number: a dead peer's descriptor goes back at once (a rank whose forked children
- * come and go, bench/forkchurn). The structure stays (the peer table and pollers still hold
- * it). No lock held. */
-void csni_conn_close_fd(struct csni_conn *c);
+/* An ended connection (taken with csni_conn_take_ended, so csni_conn_fail has returned):
+ * closes its socket (a ring's doorbell). Every use of the descriptor holds the reader or the
+ * writer lock and reads the number under it, so none can reach a file that reuses the number:
+ * a dead peer's descriptor goes back at once (a rank whose forked children come and go,
+ * bench/forkchurn). A peer's structure stays (the peer table and pollers still hold it); one
+ * that never proved the key (no peer, no ring) also gives back its buffer and is retired, to
+ * be reused by a later csni_conn_new. No lock held. */
+void csni_conn_close(struct csni_conn *c);
 /* Shared memory: drains the socket's doorbell bytes under the reader lock (block: waits for
  * it; else 0 at once when another thread reads the connection). -1 when the peer closed it or
  * the descriptor was closed. */

@@ -99,11 +99,9 @@ static void poll_reap(struct csni_proc *p)
     for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
         if (!csni_conn_take_ended(c))
             continue;
-        if (!c->pp) {
-            csni_conn_release(c); /* a stranger's: its descriptor and buffer go back now */
+        csni_conn_close(c); /* the descriptor goes back; a stranger's buffer and structure too */
+        if (!c->pp)
             continue;
-        }
-        csni_conn_close_fd(c); /* a peer's: the descriptor goes back, the structure stays */
         if (c->broken)
             poll_break_pair(p, c);
         if (!csni_peer_conn_ended(c->pp))
