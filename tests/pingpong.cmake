@@ -118,7 +118,7 @@ if(TARGET pingpong AND TARGET csnrun)
   add_test(NAME pingpong_shm_vs_mpi
            COMMAND sh ${PROJECT_SOURCE_DIR}/tests/bench/shm_vs_mpi.sh
                    ${PROJECT_SOURCE_DIR}/bench/shm-vs-mpi.sh ${CMAKE_BINARY_DIR})
-  set_tests_properties(pingpong_shm_vs_mpi PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77
+  set_tests_properties(pingpong_shm_vs_mpi PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 PROCESSORS 2
                        ENVIRONMENT "SHM_VS_MPI_NO_MPI=${pp_placement_no_mpi}")
 endif()
 
