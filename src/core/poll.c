@@ -99,8 +99,11 @@ static void poll_reap(struct csni_proc *p)
     for (struct csni_conn *c = csni_conns_first(&p->conns); c; c = c->next) {
         if (!csni_conn_take_ended(c))
             continue;
-        csni_conn_close(c); /* the descriptor goes back; a stranger's buffer and structure too */
-        if (!c->pp)
+        /* The descriptor goes back; a stranger's buffer and structure too, which a new
+         * connection may take at once: whose it was is read first. */
+        bool stranger = c->pp == NULL;
+        csni_conn_close(c);
+        if (stranger)
             continue;
         if (c->broken)
             poll_break_pair(p, c);
