@@ -173,6 +173,11 @@ add_test(NAME core_harden_emfile COMMAND ${CSNRUN} -np 3 $<TARGET_FILE:test_hard
 add_test(NAME core_harden_squat COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_harden> squat)
 set_tests_properties(core_harden_outsider core_harden_emfile core_harden_squat PROPERTIES
   TIMEOUT 40 ENVIRONMENT "CSN_TRANSPORT=shm;CSN_LOOKUP_TIMEOUT=20")
+# The outsider test compares the 8 B latency after the attack with before it, best of tries
+# for 5 s: beside a test whose ranks spin for longer it failed (ThreadSanitizer, beside
+# ofi_tcp_mp_crossing: 4.08 us before, 11.68 after, 1 of 3 runs of the harden and
+# multi-process tests at -j2). It runs alone.
+set_tests_properties(core_harden_outsider PROPERTIES RUN_SERIAL TRUE)
 # 6-7 s alone under ThreadSanitizer, 35-63 s beside the threads tests on 2 CPUs (session 19):
 # the timeout catches a hang, not a slow machine.
 add_test(NAME core_harden_flood COMMAND ${CSNRUN} -np 2 $<TARGET_FILE:test_harden> flood 200000)
