@@ -23,13 +23,18 @@
 
 static struct csni_shm *tx, *rx;
 
-static void ring_open(void)
+static void ring_open_size(uint64_t size)
 {
     char path[128];
     snprintf(path, sizeof path, "/dev/shm/csn-test-ring.%d", (int)getpid());
-    CHECK_OK(csni_shm_create(path, RING, true, true, &tx));
+    CHECK_OK(csni_shm_create(path, size, true, true, &tx));
     CHECK_OK(csni_shm_attach(path, true, true, &rx)); /* unlinks it */
     CHECK(access(path, F_OK) != 0);
+}
+
+static void ring_open(void)
+{
+    ring_open_size(RING);
 }
 
 static void ring_close(void)
@@ -110,27 +115,31 @@ static void test_wrap(void)
  * consumer zeroes the slots it took, the producer the slots that held the inside of an older
  * record (shm.c). Runs of one-line records alternate with runs of records many lines long
  * whose lengths do not divide the ring, so every line is by turns a header and the inside of
- * a record; taken with csni_shm_read, which crosses records and wrap markers in one call. */
-static size_t laps_len(uint32_t k)
+ * a record; taken with csni_shm_read, which crosses records and wrap markers in one call.
+ * In a ring of more than 64 lines records up to max bytes also span several words of the
+ * producer's map of the lines (and start and end at every bit of them). */
+#define LAPS_MAX 9000u
+static size_t laps_len(uint32_t k, size_t max)
 {
-    return (k / 7) % 2 ? (k * 211u) % 1500 : k % 17;
+    return (k / 7) % 2 ? (k * 211u) % max : k % 17;
 }
 
-static void test_laps_read(void)
+static void test_laps_read(uint64_t size, size_t max)
 {
-    uint8_t pay[1500], got[CSNI_FRAME_SIZE + sizeof pay];
+    static uint8_t pay[LAPS_MAX], got[CSNI_FRAME_SIZE + LAPS_MAX];
     uint32_t w = 0, r = 0, drains = 0;
-    ring_open();
+    CHECK(max <= LAPS_MAX);
+    ring_open_size(size);
     while (w < 6000) {
         /* A burst of 1-23 records (fewer when the ring fills), then all of them read back
          * through the byte interface, and the ring must read empty again. */
         for (uint32_t burst = 1 + drains % 23; burst > 0 && w < 6000; burst--, w++) {
-            make(pay, w, laps_len(w));
-            if (!wr(tx, w, pay, laps_len(w)))
+            make(pay, w, laps_len(w, max));
+            if (!wr(tx, w, pay, laps_len(w, max)))
                 break;
         }
         for (; r < w; r++) {
-            size_t len = laps_len(r);
+            size_t len = laps_len(r, max);
             CHECK(csni_shm_read(rx, got, CSNI_FRAME_SIZE + len) ==
                   (ssize_t)(CSNI_FRAME_SIZE + len));
             CHECK(rec_seq(got) == r);
@@ -142,8 +151,9 @@ static void test_laps_read(void)
         drains++;
     }
     ring_close();
-    printf("laps: %u records of 0-16 and 0-1499 bytes in %u bursts, read back across records\n", r,
-           drains);
+    printf("laps: %u records of 0-16 and 0-%zu bytes in %u bursts through a %llu-byte ring, read "
+           "back across records\n",
+           r, max - 1, drains, (unsigned long long)size);
 }
 
 static void test_full(void)
@@ -346,7 +356,8 @@ static void test_hostile(void)
 int main(void)
 {
     test_wrap();
-    test_laps_read();
+    test_laps_read(RING, 1500);
+    test_laps_read(32768, LAPS_MAX);
     test_full();
     test_order();
     test_doorbell(false);
