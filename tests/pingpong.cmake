@@ -50,6 +50,20 @@ if(TARGET memcpy-bench)
   set_tests_properties(pingpong_cma_batch PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
   set_tests_properties(pingpong_cma_floor pingpong_cma_floor_bad pingpong_cma_floor_pp
                        pingpong_cma_floor_pp_bad PROPERTIES TIMEOUT 60)
+  # An eager ping-pong's two copies through a reused slot and through a ring (no library).
+  add_test(NAME pingpong_copy_floor
+           COMMAND ${CMAKE_COMMAND}
+                   "-DCMD=$<TARGET_FILE:copy-floor>|--sizes|8,1K|--samples|3|--iters|200|--ring|8K|--json|${CMAKE_CURRENT_BINARY_DIR}/copy_floor.json"
+                   -DRC=0 "-DMATCH=fixed_med +fixed_min +ring_med|\n +1024 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +200"
+                   -DJSON=${CMAKE_CURRENT_BINARY_DIR}/copy_floor.json -DJSON_RESULTS=2 -P ${PP_CHECK})
+  add_test(NAME pingpong_copy_floor_bad
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:copy-floor>|--max|2M" -DRC=2
+                   -DERR_MATCH=1M -DONE_LINE=1 -P ${PP_CHECK})
+  add_test(NAME pingpong_copy_floor_bad_option
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:copy-floor>|--window|4" -DRC=2
+                   -DERR_MATCH=--window -DONE_LINE=1 -P ${PP_CHECK})
+  set_tests_properties(pingpong_copy_floor pingpong_copy_floor_bad pingpong_copy_floor_bad_option
+                       PROPERTIES TIMEOUT 60)
   add_test(NAME pingpong_tcp_floor
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:tcp-floor>|1|0.1|64K" -DRC=0
                    "-DMATCH=2 conns/1 conn|\n +65536 . +[0-9]+ " -P ${PP_CHECK})

@@ -99,29 +99,6 @@ static double floor_pull(pid_t pid, unsigned char *dst, const void *src, size_t 
     return pp_now() - t0;
 }
 
-/* The first two CPUs this process may run on, into cpu[0] and cpu[1]. Returns 0 or -1. */
-static int floor_cpus(int cpu[2])
-{
-    cpu_set_t set;
-    int k = 0;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return -1;
-    for (int c = 0; c < CPU_SETSIZE && k < 2; c++)
-        if (CPU_ISSET(c, &set))
-            cpu[k++] = c;
-    errno = k < 2 ? EINVAL : 0;
-    return k < 2 ? -1 : 0;
-}
-
-/* Binds the calling process to CPU c. Returns 0 or -1. */
-static int floor_bind(int c)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(c, &set);
-    return sched_setaffinity(0, sizeof set, &set);
-}
-
 /* B: its own copies of the buffers (touched: copy-on-write pages become its own), then the
  * phases A asks for, until go is -1. */
 static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, size_t srclen,
@@ -422,7 +399,7 @@ int main(int argc, char **argv)
     max = max ? max : 1;
     arena = arena ? arena : 1;
     int cpu[2];
-    if (o.bind && floor_cpus(cpu) != 0) {
+    if (o.bind && pp_two_cpus(cpu) != 0) {
         fprintf(stderr, "cma-floor: --bind needs two CPUs to run on: %s\n", strerror(errno));
         return 1;
     }
@@ -450,13 +427,13 @@ int main(int argc, char **argv)
          * output gone: SIGPIPE), or it spins on, orphaned, holding A's stderr open. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
             _exit(1);
-        if (o.bind && floor_bind(cpu[1]) != 0) {
+        if (o.bind && pp_bind_cpu(cpu[1]) != 0) {
             fprintf(stderr, "cma-floor: --bind: CPU %d: %s\n", cpu[1], strerror(errno));
             _exit(1);
         }
         floor_child(s, parent, src, max, dst, arena);
     }
-    if (o.bind && floor_bind(cpu[0]) != 0) {
+    if (o.bind && pp_bind_cpu(cpu[0]) != 0) {
         fprintf(stderr, "cma-floor: --bind: CPU %d: %s\n", cpu[0], strerror(errno));
         kill(child, SIGKILL);
         return 1;

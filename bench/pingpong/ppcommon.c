@@ -3,6 +3,7 @@
 #include "parse_size.h"
 
 #include <ctype.h>
+#include <sched.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,4 +310,25 @@ double pp_max(const double *v, int n)
         if (v[i] > m)
             m = v[i];
     return m;
+}
+
+int pp_two_cpus(int cpu[2])
+{
+    cpu_set_t set;
+    int k = 0;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return -1;
+    for (int c = 0; c < CPU_SETSIZE && k < 2; c++)
+        if (CPU_ISSET(c, &set))
+            cpu[k++] = c;
+    errno = k < 2 ? EINVAL : 0;
+    return k < 2 ? -1 : 0;
+}
+
+int pp_bind_cpu(int c)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(c, &set);
+    return sched_setaffinity(0, sizeof set, &set);
 }

@@ -91,6 +91,12 @@ int pp_common_finish(struct pp_common *o, const char *prog);
 
 double pp_now(void); /* seconds, monotonic */
 
+/* The first two CPUs this process may run on (the floors' --bind). Returns 0, or -1 with errno
+ * set (EINVAL: fewer than two). */
+int pp_two_cpus(int cpu[2]);
+/* Binds the calling process to CPU c. Returns 0 or -1 (errno). */
+int pp_bind_cpu(int c);
+
 /* Statistics over n samples (v is reordered). */
 double pp_median(double *v, int n);
 double pp_min(const double *v, int n);

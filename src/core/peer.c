@@ -114,6 +114,7 @@ static csn_status peer_connect(struct csni_proc *p, struct csni_peer *pp, uint32
         if ((rv = csni_shm_create(path, p->tun.shm_ring, p->tun.shm_membarrier, p->tun.shm_populate,
                                   &shm)) != CSN_OK)
             goto fail;
+        csni_shm_set_compact(shm, p->tun.shm_compact);
     }
     struct csni_frame f =
         csni_frame_hello((uint64_t)p->me, shm != NULL, lane, shm ? nonce : csni_ofi_hello_nonce());
@@ -363,6 +364,7 @@ void csni_peer_accept(struct csni_proc *p, struct csni_conn *c)
             csni_conn_fail(c, why);
             return;
         }
+        csni_shm_set_compact(shm, p->tun.shm_compact);
     }
     /* Counted before it stops counting as a stranger (csni_conn_bind): a reaper that finds
      * the peer's other connections ended (core/poll.c) must see this one in one count or the

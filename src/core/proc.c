@@ -169,7 +169,7 @@ static csn_status proc_key(struct csni_proc *p)
 static csn_status proc_net_tunables(struct csni_proc *p)
 {
     struct csni_tun *tun = &p->tun;
-    uint64_t v[12];
+    uint64_t v[13];
     csn_status rv;
     const char *tr = getenv("CSN_TRANSPORT");
     if (!tr || !*tr)
@@ -210,7 +210,9 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         (rv = proc_env_u64("CSN_SHM_POPULATE", p->boot.local_size <= PROC_POPULATE_MAX, 0, 1,
                            &v[10])) != CSN_OK ||
         (rv = proc_env_u64("CSN_SHM_PULL_BATCH", CSNI_PULL_BATCH_MAX, 1, CSNI_PULL_BATCH_MAX,
-                           &v[11])) != CSN_OK)
+                           &v[11])) != CSN_OK ||
+        (rv = proc_env_bytes("CSN_SHM_COMPACT", tun->oversubscribed ? 0 : 8192, 0,
+                             (uint64_t)1 << 40, &v[12])) != CSN_OK)
         return rv;
     tun->host_barrier = v[9] != 0 && tun->use_shm && p->boot.launched && p->boot.size > 1 &&
                         p->boot.local_size == p->boot.size && p->boot.jobid[0] != '\0' &&
@@ -225,6 +227,12 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         return CSN_INVALID_ARGUMENT;
     }
     tun->shm_ring = v[0];
+    /* Records kept to the first 8 KiB of a ring while its consumer keeps up: lines the two
+     * CPUs handed back and forth a moment ago, still in their first-level caches (shm.c,
+     * "Compact"): a 1 KiB half round trip 0.21 us against 0.29, 256 B 0.16 against 0.21, one
+     * way at 1 KiB 1.1-1.4x (BENCHMARKS.md, issue 19); 4 KiB gained less, 16 KiB nothing. Off
+     * where ranks share CPUs: a rank that waits gives its CPU away, and its cache with it. */
+    tun->shm_compact = v[12] == 0 ? 0 : v[12] < 4096 ? 4096 : v[12] & ~(uint64_t)63;
     tun->shm_eager = v[1] > tun->eager_max ? tun->eager_max : v[1];
     /* Not below 4 KiB: both ways at once, two copies of a message that small beat a pull's
      * system call (4 KiB eager 12.3 GB/s against 6.7 pulled, BENCHMARKS.md, issue 19). */

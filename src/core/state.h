@@ -54,6 +54,7 @@ struct csni_tun {
     bool host_barrier;
     char shm_dir[256];
     uint64_t shm_ring;
+    uint64_t shm_compact; /* CSN_SHM_COMPACT: csni_shm_set_compact */
     bool shm_membarrier; /* the sleeper's membarrier stands in for the ringer's fence */
     bool shm_populate;   /* a pair's rings mapped whole at once (CSN_SHM_POPULATE) */
     size_t shm_eager;

@@ -124,12 +124,13 @@ static size_t laps_len(uint32_t k, size_t max)
     return (k / 7) % 2 ? (k * 211u) % max : k % 17;
 }
 
-static void test_laps_read(uint64_t size, size_t max)
+static void test_laps_read(uint64_t size, size_t max, uint64_t compact)
 {
     static uint8_t pay[LAPS_MAX], got[CSNI_FRAME_SIZE + LAPS_MAX];
     uint32_t w = 0, r = 0, drains = 0;
     CHECK(max <= LAPS_MAX);
     ring_open_size(size);
+    csni_shm_set_compact(tx, compact);
     while (w < 6000) {
         /* A burst of 1-23 records (fewer when the ring fills), then all of them read back
          * through the byte interface, and the ring must read empty again. */
@@ -151,9 +152,70 @@ static void test_laps_read(uint64_t size, size_t max)
         drains++;
     }
     ring_close();
-    printf("laps: %u records of 0-16 and 0-%zu bytes in %u bursts through a %llu-byte ring, read "
-           "back across records\n",
-           r, max - 1, drains, (unsigned long long)size);
+    printf("laps: %u records of 0-16 and 0-%zu bytes in %u bursts through a %llu-byte ring "
+           "(compact %llu), read back across records\n",
+           r, max - 1, drains, (unsigned long long)size, (unsigned long long)compact);
+}
+
+/* Compact: while the consumer keeps up, every record ends within the ring's first bytes; a
+ * burst the consumer lags behind still fills the whole ring, and once it is taken the records
+ * keep to the first bytes again. */
+#define COMPACT_RING 32768u
+#define COMPACT 4096u
+static unsigned compact_burst(uint8_t *pay, size_t len, uint32_t *w)
+{
+    unsigned k = 0;
+    make(pay, *w, len);
+    while (wr(tx, *w, pay, len)) {
+        make(pay, ++*w, len);
+        k++;
+    }
+    return k;
+}
+
+static void test_compact(void)
+{
+    uint8_t pay[1000];
+    uint32_t w = 0, r = 0;
+    unsigned whole, burst = 0;
+    /* The whole ring without compact: how many such records a burst leaves room for. */
+    ring_open_size(COMPACT_RING);
+    whole = compact_burst(pay, sizeof pay, &w);
+    ring_close();
+    ring_open_size(COMPACT_RING);
+    csni_shm_set_compact(tx, COMPACT);
+    const uint8_t *at, *start = NULL;
+    size_t n;
+    w = 0;
+    for (int phase = 0; phase < 2; phase++) {
+        /* One by one, each taken before the next is written: the first lap may run on (after
+         * the burst), then every record ends within the first COMPACT bytes. */
+        unsigned outside = 0;
+        for (unsigned i = 0; i < 3 * COMPACT_RING / sizeof pay; i++, w++, r++) {
+            make(pay, w, sizeof pay);
+            CHECK(wr(tx, w, pay, sizeof pay));
+            CHECK(csni_shm_peek(rx, &at, &n) == 1);
+            if (!start)
+                start = at; /* the first record: at the ring's start */
+            if (i >= COMPACT_RING / sizeof pay) /* a lap on */
+                outside += at + n > start + COMPACT;
+            CHECK(take(r) == 1);
+        }
+        CHECK(outside == 0);
+        if (phase == 0) {
+            /* Then a burst nobody takes: the whole ring holds it. (Its first record does not
+             * go back to the start: 3 records of 1088 bytes fit the 4096, 98 were written.) */
+            burst = compact_burst(pay, sizeof pay, &w);
+            CHECK(burst + 1 >= whole);
+            while (r < w)
+                CHECK(take(r++) == 1);
+            CHECK(take(r) == 0);
+        }
+    }
+    ring_close();
+    printf("compact: records kept to the first %u bytes of a %u-byte ring one by one; a burst "
+           "of %u records (%u without compact) in between\n",
+           COMPACT, COMPACT_RING, burst, whole);
 }
 
 static void test_full(void)
@@ -356,8 +418,10 @@ static void test_hostile(void)
 int main(void)
 {
     test_wrap();
-    test_laps_read(RING, 1500);
-    test_laps_read(32768, LAPS_MAX);
+    test_laps_read(RING, 1500, 0);
+    test_laps_read(32768, LAPS_MAX, 0);
+    test_laps_read(32768, LAPS_MAX, 4096);
+    test_compact();
     test_full();
     test_order();
     test_doorbell(false);

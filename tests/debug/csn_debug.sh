@@ -59,11 +59,20 @@ has "CSN_LOCK_BIAS=2: expected an integer from 0 to 1"
 # A pair's rings mapped whole up to 64 ranks on the host, else page by page; the barrier of a
 # one-host job over shm through a counter, else over messages.
 run CSN_DEBUG=1 || fail "hello with CSN_DEBUG=1 failed"
-has "^csn\[0 pid [0-9]*\]: shm: rings of 262144 bytes in /dev/shm over unix connections, mapped whole"
+has "^csn\[0 pid [0-9]*\]: shm: rings of 262144 bytes (records kept to the first [0-9]* while the receiver keeps up) in /dev/shm over unix connections, mapped whole"
 has "^csn\[0 pid [0-9]*\]: barrier: a counter in shared memory"
 run CSN_DEBUG=1 CSN_SHM_POPULATE=0 CSN_HOST_BARRIER=0 || fail "hello with CSN_SHM_POPULATE=0 failed"
 has "^csn\[0 pid [0-9]*\]: shm: .*mapped page by page"
 has "^csn\[0 pid [0-9]*\]: barrier: messages"
+# Records kept to the ring's first CSN_SHM_COMPACT bytes (at least 4 KiB; 0: the whole ring).
+run CSN_DEBUG=1 CSN_SHM_COMPACT=16K || fail "hello with CSN_SHM_COMPACT=16K failed"
+has "^csn\[0 pid [0-9]*\]: shm: .*(records kept to the first 16384 while"
+run CSN_DEBUG=1 CSN_SHM_COMPACT=100 || fail "hello with CSN_SHM_COMPACT=100 failed"
+has "^csn\[0 pid [0-9]*\]: shm: .*(records kept to the first 4096 while"
+run CSN_DEBUG=1 CSN_SHM_COMPACT=0 || fail "hello with CSN_SHM_COMPACT=0 failed"
+has "^csn\[0 pid [0-9]*\]: shm: .*(records kept to the first 262144 while"
+run CSN_DEBUG=1 CSN_SHM_COMPACT=8Q && fail "CSN_SHM_COMPACT=8Q was taken"
+has "CSN_SHM_COMPACT=8Q"
 run CSN_DEBUG=1 CSN_SHM_POPULATE=2 && fail "CSN_SHM_POPULATE=2 was taken"
 has "CSN_SHM_POPULATE=2: expected an integer from 0 to 1"
 

@@ -44,7 +44,19 @@
  * so that the sleeper's membarrier reaches it, and the sleeper, so that it runs one. Each
  * side registers (shm_register) before it writes its flag in the segment's header, so a
  * ringer that reads the peer's flag as set knows the peer's every sleep runs membarrier;
- * one that reads it clear fences as before. */
+ * one that reads it clear fences as before.
+ * Compact. A record written to lines the two CPUs handed back and forth a moment ago costs less
+ * than one written further on: a ping-pong of 1 KiB through one reused slot took 0.14 us a way,
+ * through each message's next lines of a 256 KiB ring 0.22 us (bench/pingpong/copy-floor; from
+ * a ring of 16 KiB each way on, when the two rings no longer fit the 32 KiB first-level cache,
+ * BENCHMARKS.md, issue 19). So while the consumer keeps up, the producer keeps to the first
+ * `compact` bytes of its ring: a record that would end past them goes to the start of the ring
+ * behind a wrap marker, as at the ring's end, if the consumer has taken every record (the
+ * producer reads head for that, once per such lap). If it has not (a stream the consumer lags
+ * behind), the lap runs on to the ring's end, so that the whole ring holds a burst. The consumer
+ * needs no change: it follows wrap markers wherever they are. A burst that starts with the very
+ * record that goes back finds room for the compact part only, until the consumer passes the
+ * marker. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -166,6 +178,7 @@ static csn_status shm_map(void *base, uint64_t ring_bytes, int side, bool asym,
         return CSN_NO_HEAP;
     }
     memset(s->slot_zeroed, 0xff, words * sizeof *s->slot_zeroed); /* a new ring is all zero */
+    s->compact = s->wrap_at = ring_bytes;
     s->base = base;
     s->size = shm_seg_size(ring_bytes);
     s->ring_bytes = ring_bytes;
@@ -261,6 +274,14 @@ void csni_shm_release(struct csni_shm *s)
      * reader finds zeros, never a fault. Failing, the segment simply stays. */
     (void)mmap(s->base, s->size, PROT_READ | PROT_WRITE,
                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+}
+
+void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes)
+{
+    bytes &= ~(uint64_t)(SHM_LINE - 1);
+    s->compact = s->wrap_at = bytes == 0 || bytes >= s->ring_bytes ? s->ring_bytes
+                              : bytes < 4096                       ? 4096
+                                                                   : bytes;
 }
 
 void csni_shm_unmap(struct csni_shm *s)
@@ -418,6 +439,22 @@ static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, 
         total += iov[i].iov_len;
     /* avail >= SHM_LINE always: the slot at tail is ours (zeroed, the consumer waits on it). */
     uint64_t avail = size - (tail - s->head_cache), here, wrapped;
+    if (at + shm_rec_bytes(pad << SHM_PAD_SHIFT | total) > s->wrap_at) {
+        /* Past the compact part: back to the start if the consumer took all there is. Not
+         * while records are still to be taken: the marker's skip would count against the
+         * space until the consumer passed it, and a burst would find room for the compact
+         * part alone. */
+        s->head_cache = atomic_load_explicit(&r->head, memory_order_acquire);
+        avail = size - (tail - s->head_cache);
+        wrapped = avail == size && at > 0 ? shm_cap(at, avail - contig - SHM_LINE, pad) : 0;
+        if (wrapped >= total) {
+            s->wrap_at = s->compact;
+            size_t len = shm_fill(r, 0, pad, iov, n, wrapped);
+            shm_publish(s, r, tail, contig, pad, len);
+            return (ssize_t)len;
+        }
+        s->wrap_at = size; /* it lags: this lap runs on to the ring's end */
+    }
     for (int look = 0;; look++) {
         here = shm_cap(contig, avail - SHM_LINE, pad);
         wrapped = avail > contig + SHM_LINE ? shm_cap(at, avail - contig - SHM_LINE, pad) : 0;
@@ -430,6 +467,7 @@ static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, 
         here = wrapped = 0;
     if (here < total && wrapped > here) {
         /* Record at the start of the ring, then the wrap marker that leads there. */
+        s->wrap_at = s->compact;
         size_t len = shm_fill(r, 0, pad, iov, n, wrapped);
         shm_publish(s, r, tail, contig, pad, len);
         return (ssize_t)len;
@@ -456,8 +494,9 @@ bool csni_shm_write_eager(struct csni_shm *s, uint64_t dst, uint64_t src, const 
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), at = tail & mask;
     uint64_t pad = len >= SHM_PAD_MIN ? (SHM_LINE - (8 + SHM_FRAME_SIZE) % SHM_LINE) % SHM_LINE : 0;
     uint64_t rec = shm_rec_bytes(pad << SHM_PAD_SHIFT | (SHM_FRAME_SIZE + len));
-    if (at + rec > size || (tail - s->head_cache) + rec + SHM_LINE > size) {
-        /* At the end of the ring, or full as far as we know: the general writer. */
+    if (at + rec > s->wrap_at || (tail - s->head_cache) + rec + SHM_LINE > size) {
+        /* At the end of the ring or of its compact part, or full as far as we know: the
+         * general writer. */
         uint8_t hdr[CSNI_FRAME_SIZE];
         csni_frame_put_eager(hdr, (uint32_t)dst, (uint32_t)src, len);
         struct iovec iov[2] = {{.iov_base = hdr, .iov_len = SHM_FRAME_SIZE},

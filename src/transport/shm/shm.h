@@ -27,6 +27,9 @@ struct csni_shm {
     bool asym; /* this process registered for membarrier when it mapped the segment */
     uint64_t head_cache, rec_off;
     uint64_t *slot_zeroed; /* producer's: a bit per ring line whose slot reads 0 once consumed */
+    uint64_t compact;      /* producer's: the bytes at the start of the out ring kept to while
+                            * the consumer keeps up (shm.c, "Compact"); ring_bytes: all */
+    uint64_t wrap_at;      /* producer's: where this lap goes back to the start */
 };
 
 /* The creating side makes the segment at path (O_EXCL: never someone else's file), sized and
@@ -40,6 +43,10 @@ csn_status csni_shm_create(const char *path, uint64_t ring_bytes, bool membarrie
                            struct csni_shm **out);
 csn_status csni_shm_attach(const char *path, bool membarrier, bool populate, struct csni_shm **out);
 void csni_shm_unmap(struct csni_shm *s);
+/* The producer keeps its records to the first bytes of its ring (rounded down to a cache line,
+ * at least 4 KiB) while the consumer keeps up; 0 or the ring's size: the whole ring (the
+ * default). Before the first write. */
+void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes);
 /* Gives a dead connection's segment back to the system while threads may still hold pointers
  * into it: its range becomes fresh zero pages (a ring that reads as empty). Does not block;
  * s stays valid (csni_shm_unmap still ends it). */
