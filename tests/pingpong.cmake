@@ -41,6 +41,12 @@ if(TARGET memcpy-bench)
                    "-DCMD=$<TARGET_FILE:cma-floor>|--test|bw,bibw|--sizes|4K,64K|--from|64K|--samples|1|--iters|1|--json|${CMAKE_CURRENT_BINARY_DIR}/cma_floor_pp.json"
                    -DRC=0 "-DMATCH=bibw_max +iters +window\n +65536 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1 +64\n$"
                    -DJSON=${CMAKE_CURRENT_BINARY_DIR}/cma_floor_pp.json -DJSON_RESULTS=1 -P ${PP_CHECK})
+  # One way copied half by each process (process_vm_readv and process_vm_writev at once).
+  add_test(NAME pingpong_cma_floor_split
+           COMMAND ${CMAKE_COMMAND}
+                   "-DCMD=$<TARGET_FILE:cma-floor>|--test|split|--sizes|64K,1M|--samples|1|--iters|1|--json|${CMAKE_CURRENT_BINARY_DIR}/cma_floor_split.json"
+                   -DRC=0 "-DMATCH=split_med +split_max +iters +window\n +65536 +nan +nan +nan +nan +[0-9.]+ +[0-9.]+ +1 +64\n +1048576 "
+                   -DJSON=${CMAKE_CURRENT_BINARY_DIR}/cma_floor_split.json -DJSON_RESULTS=2 -P ${PP_CHECK})
   add_test(NAME pingpong_cma_floor_pp_bad
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:cma-floor>|--test|bw,bx" -DRC=2
                    -DERR_MATCH=--test -DONE_LINE=1 -P ${PP_CHECK})
@@ -49,7 +55,7 @@ if(TARGET memcpy-bench)
                    ${PROJECT_SOURCE_DIR}/bench/cma-batch.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(pingpong_cma_batch PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
   set_tests_properties(pingpong_cma_floor pingpong_cma_floor_bad pingpong_cma_floor_pp
-                       pingpong_cma_floor_pp_bad PROPERTIES TIMEOUT 60)
+                       pingpong_cma_floor_split pingpong_cma_floor_pp_bad PROPERTIES TIMEOUT 60)
   # An eager ping-pong's two copies through a reused slot and through a ring (no library).
   add_test(NAME pingpong_copy_floor
            COMMAND ${CMAKE_COMMAND}

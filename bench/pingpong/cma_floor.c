@@ -11,7 +11,10 @@
  *   The bytes pingpong moves: per message one pull from the peer's one send buffer into the
  *   next of the window's receive buffers (one per message, as pingpong's default), medians of
  *   timed batches in MB/s (1e6 B/s), printed and written (--json) as pingpong's are, so that
- *   bench/shm-vs-mpi.sh sets the floor beside csn's and Open MPI's figures. See --help. */
+ *   bench/shm-vs-mpi.sh sets the floor beside csn's and Open MPI's figures. --test split: one
+ *   way, each message copied by both processes at once (A pulls the first half, B writes the
+ *   second into A's buffer with process_vm_writev): the floor of csn's split copies. See
+ *   --help. */
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
@@ -41,7 +44,10 @@ static const char floor_usage[] =
     "of timed batches (sizes below --from are left out; --iters counts windows per batch,\n"
     "by default enough for 128 MiB).\n"
     "Options:\n"
-    "  --test LIST        bw (A pulls, B waits), bibw (both pull at once), or bw,bibw\n"
+    "  --test LIST        any of bw (A pulls, B waits), bibw (both pull at once) and split\n"
+    "                     (one way, A pulls the first half of each message while B writes\n"
+    "                     the second into A's buffer with process_vm_writev: csn's split\n"
+    "                     copy), comma-separated\n"
     "  --from SIZE        leave out sizes below SIZE (default 1)\n"
     "  --bind             A on the first CPU it may use, B on the second (as csnrun\n"
     "                     --bind-to core and mpirun's default place two ranks)\n"
@@ -55,7 +61,7 @@ struct floor_sync {
     _Atomic int go;   /* phase number to start (A writes; -1: B exits) */
     _Atomic int done; /* phase number B finished */
     _Atomic int ready;
-    int both;      /* B pulls in this phase */
+    int mode;      /* FLOOR_BW, FLOOR_BIBW (B pulls too) or FLOOR_SPLIT (B writes half) */
     size_t size;   /* message size */
     int window;    /* receive buffers, used in turn */
     int batch;     /* messages per process_vm_readv */
@@ -64,33 +70,44 @@ struct floor_sync {
 };
 
 #define FLOOR_BATCH_MAX 64
+enum { FLOOR_BW, FLOOR_BIBW, FLOOR_SPLIT, FLOOR_MODES };
 
-/* Pulls n messages of size bytes from pid's src, each into the next of window buffers from
- * dst on, batch messages per call (a short count goes on from the byte it stopped at);
- * returns seconds, or -1. */
-static double floor_pull(pid_t pid, unsigned char *dst, const void *src, size_t size, int window,
-                         int batch, long n)
+/* Where a split message of size bytes divides: half, on a page (as csn's csni_split_at). */
+static size_t floor_split_at(size_t size)
+{
+    return size / 2 & ~(size_t)4095;
+}
+
+/* Copies bytes [from, from + len) of n messages of size bytes between pid's src and the next
+ * of window buffers from dst on (both at the same addresses in both processes): pulled with
+ * process_vm_readv into our dst, or (write) from our src into pid's dst with
+ * process_vm_writev; batch messages per call (a short count goes on from the byte it stopped
+ * at). Returns seconds, or -1. */
+static double floor_copy(pid_t pid, unsigned char *dst, const unsigned char *src, size_t size,
+                         size_t from, size_t len, int window, int batch, long n, int write)
 {
     struct iovec l[FLOOR_BATCH_MAX], r[FLOOR_BATCH_MAX];
     double t0 = pp_now();
     long i = 0;    /* the message the next call starts in */
-    size_t at = 0; /* and the byte in it */
-    while (i < n) {
+    size_t at = 0; /* and the byte of its part */
+    while (i < n && len > 0) {
         int k = 0;
         for (long j = i; j < n && k < batch; j++, k++) {
-            size_t off = j == i ? at : 0;
-            l[k].iov_base = dst + (size_t)(j % window) * size + off;
-            r[k].iov_base = (char *)src + off;
-            l[k].iov_len = r[k].iov_len = size - off;
+            size_t off = from + (j == i ? at : 0);
+            void *d = dst + (size_t)(j % window) * size + off, *sp = (void *)(src + off);
+            l[k].iov_base = write ? sp : d;
+            r[k].iov_base = write ? d : sp;
+            l[k].iov_len = r[k].iov_len = len - (j == i ? at : 0);
         }
-        ssize_t got = process_vm_readv(pid, l, (unsigned long)k, r, (unsigned long)k, 0);
+        ssize_t got = write ? process_vm_writev(pid, l, (unsigned long)k, r, (unsigned long)k, 0)
+                            : process_vm_readv(pid, l, (unsigned long)k, r, (unsigned long)k, 0);
         if (got <= 0)
             return -1.0;
         for (size_t left = (size_t)got; left > 0;) {
-            size_t step = size - at < left ? size - at : left;
+            size_t step = len - at < left ? len - at : left;
             left -= step;
             at += step;
-            if (at == size) {
+            if (at == len) {
                 i++;
                 at = 0;
             }
@@ -113,25 +130,32 @@ static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, 
             ;
         if (g < 0)
             _exit(0);
-        s->b_secs =
-            s->both ? floor_pull(parent, dst, src, s->size, s->window, s->batch, s->n) : 0.0;
+        size_t half = floor_split_at(s->size);
+        s->b_secs = s->mode == FLOOR_BIBW ? floor_copy(parent, dst, src, s->size, 0, s->size,
+                                                         s->window, s->batch, s->n, 0)
+                    : s->mode == FLOOR_SPLIT ? floor_copy(parent, dst, src, s->size, half,
+                                                          s->size - half, s->window, s->batch,
+                                                          s->n, 1)
+                                             : 0.0;
         atomic_store(&s->done, phase);
     }
 }
 
-/* A: runs one phase (B pulling too when both) and returns the bytes per second delivered by
- * both, or -1 after a failed pull. */
+/* A: runs one phase of mode (FLOOR_BIBW: B pulls too; FLOOR_SPLIT: A pulls the first part of
+ * each message, B writes the rest) and returns the bytes per second delivered, or -1 after a
+ * failed copy. */
 static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src, unsigned char *dst,
-                          size_t size, int window, int batch, long n, int both)
+                          size_t size, int window, int batch, long n, int mode)
 {
-    s->both = both;
+    s->mode = mode;
     s->size = size;
     s->window = window;
     s->batch = batch;
     s->n = n;
     int phase = atomic_load(&s->go) + 1;
     atomic_store(&s->go, phase); /* seq_cst: B reads the fields above after it sees this */
-    double t = floor_pull(child, dst, src, size, window, batch, n);
+    double t = floor_copy(child, dst, src, size, 0,
+                          mode == FLOOR_SPLIT ? floor_split_at(size) : size, window, batch, n, 0);
     for (unsigned spin = 1; atomic_load(&s->done) < phase; spin++)
         if ((spin & 0xfffff) == 0 && waitpid(child, NULL, WNOHANG) == child) {
             fprintf(stderr, "cma-floor: the second process ended in the middle of a phase\n");
@@ -141,35 +165,39 @@ static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src,
         fprintf(stderr, "cma-floor: process_vm_readv failed: %s\n", strerror(errno));
         return -1.0;
     }
-    double bytes = (double)size * (double)n;
-    return both ? 2 * bytes / (t > s->b_secs ? t : s->b_secs) : bytes / t;
+    double bytes = (double)size * (double)n, slower = t > s->b_secs ? t : s->b_secs;
+    return mode == FLOOR_BIBW ? 2 * bytes / slower : bytes / slower;
 }
 
 /* Options of the second form. */
 struct floor_opts {
     struct pp_common c;
-    int bw, bibw; /* tests */
+    int test[FLOOR_MODES]; /* the tests asked for: bw, bibw, split */
     size_t from;
     int bind;
     int reuse; /* every message of a window into one buffer (--reuse-buffer) */
     int batch; /* messages per process_vm_readv (--batch) */
 };
 
-/* Parses --test's comma-separated list into o->bw and o->bibw. Returns 0 or -1. */
+static const char *const floor_test_name[FLOOR_MODES] = {"bw", "bibw", "split"};
+
+/* Parses --test's comma-separated list into o->test. Returns 0 or -1. */
 static int floor_tests_parse(const char *v, struct floor_opts *o)
 {
-    o->bw = o->bibw = 0;
+    int any = 0;
+    memset(o->test, 0, sizeof o->test);
     while (*v) {
         size_t n = strcspn(v, ",");
-        if (n == 2 && strncmp(v, "bw", 2) == 0)
-            o->bw = 1;
-        else if (n == 4 && strncmp(v, "bibw", 4) == 0)
-            o->bibw = 1;
-        else
+        int m = 0;
+        while (m < FLOOR_MODES &&
+               !(strlen(floor_test_name[m]) == n && strncmp(v, floor_test_name[m], n) == 0))
+            m++;
+        if (m == FLOOR_MODES)
             return -1;
+        o->test[m] = any = 1;
         v += n + (v[n] == ',');
     }
-    return o->bw || o->bibw ? 0 : -1;
+    return any ? 0 : -1;
 }
 
 /* Parses argv (second form) into o; 0, or 2 after one line on stderr, or 1 after --help. */
@@ -195,7 +223,7 @@ static int floor_parse(int argc, char **argv, struct floor_opts *o)
             o->reuse = 1;
         } else if ((r = pp_opt(argc, argv, &i, "--test", &v)) != 0) {
             if (r < 0 || floor_tests_parse(v, o) != 0) {
-                fprintf(stderr, "cma-floor: --test takes bw, bibw or bw,bibw, not '%s'\n",
+                fprintf(stderr, "cma-floor: --test takes bw, bibw, split or a list of them, not '%s'\n",
                         v ? v : "");
                 return 2;
             }
@@ -219,8 +247,8 @@ static int floor_parse(int argc, char **argv, struct floor_opts *o)
             return 2;
         }
     }
-    if (!o->bw && !o->bibw) {
-        fprintf(stderr, "cma-floor: the second form needs --test bw, bibw or bw,bibw\n");
+    if (!o->test[FLOOR_BW] && !o->test[FLOOR_BIBW] && !o->test[FLOOR_SPLIT]) {
+        fprintf(stderr, "cma-floor: the second form needs --test bw, bibw, split or a list\n");
         return 2;
     }
     return pp_common_finish(&o->c, "cma-floor") != 0 ? 2 : 0;
@@ -235,29 +263,29 @@ static void floor_json_pair(FILE *f, const char *name, double med, double best, 
             med, best, iters, window);
 }
 
-/* One size of the second form: median and max MB/s of o's batches of test both (0 bw, 1
- * bibw) into med[both], best[both]. Returns 0 or -1. */
+/* One size of the second form: median and max MB/s of o's batches of each test asked for
+ * into med[test], best[test] (NAN where not asked). Returns 0 or -1. */
 static int floor_size(struct floor_sync *s, pid_t child, unsigned char *src, unsigned char *dst,
                       const struct floor_opts *o, size_t size, int window, long windows,
                       double *med, double *best)
 {
-    for (int both = 0; both < 2; both++) {
-        med[both] = best[both] = NAN;
-        if (!(both ? o->bibw : o->bw))
+    for (int m = 0; m < FLOOR_MODES; m++) {
+        med[m] = best[m] = NAN;
+        if (!o->test[m])
             continue;
         long n = windows * window;
         int cycle = o->reuse ? 1 : window; /* receive buffers used in turn */
         double v[PP_MAX_SAMPLES];
-        if (floor_phase(s, child, src, dst, size, cycle, o->batch, n, both) < 0) /* warm-up */
+        if (floor_phase(s, child, src, dst, size, cycle, o->batch, n, m) < 0) /* warm-up */
             return -1;
         for (int k = 0; k < o->c.samples; k++) {
-            double x = floor_phase(s, child, src, dst, size, cycle, o->batch, n, both);
+            double x = floor_phase(s, child, src, dst, size, cycle, o->batch, n, m);
             if (x < 0)
                 return -1;
             v[k] = x / 1e6;
         }
-        best[both] = pp_max(v, o->c.samples);
-        med[both] = pp_median(v, o->c.samples);
+        best[m] = pp_max(v, o->c.samples);
+        med[m] = pp_median(v, o->c.samples);
     }
     return 0;
 }
@@ -279,8 +307,10 @@ static int floor_tests(struct floor_sync *s, pid_t child, unsigned char *src, un
            o->c.samples, o->c.window, pp_size_str(o->c.window_bytes, wb, sizeof wb),
            o->reuse ? "one (--reuse-buffer)" : "its own", o->batch, o->batch > 1 ? "s" : "",
            o->bind ? "; A and B bound to one CPU each" : "");
-    printf("%10s %10s %10s %10s %10s %9s %7s\n", "size", "bw_med", "bw_max", "bibw_med", "bibw_max",
-           "iters", "window");
+    printf("%10s %10s %10s %10s %10s", "size", "bw_med", "bw_max", "bibw_med", "bibw_max");
+    if (o->test[FLOOR_SPLIT])
+        printf(" %10s %10s", "split_med", "split_max");
+    printf(" %9s %7s\n", "iters", "window");
     if (json != NULL)
         fprintf(json,
                 "{\n\"benchmark\": \"cma-floor\",\n\"samples\": %d,\n\"window\": %d,\n"
@@ -298,16 +328,20 @@ static int floor_tests(struct floor_sync *s, pid_t child, unsigned char *src, un
             size_t per = size * (size_t)window;
             windows = (long)(((size_t)128 << 20) + per - 1) / (long)per;
         }
-        double med[2], best[2];
+        double med[FLOOR_MODES], best[FLOOR_MODES];
         if (floor_size(s, child, src, dst, o, size, window, windows, med, best) != 0)
             goto fail;
-        printf("%10zu %10.1f %10.1f %10.1f %10.1f %9ld %7d\n", size, med[0], best[0], med[1],
-               best[1], windows, window);
+        printf("%10zu %10.1f %10.1f %10.1f %10.1f", size, med[0], best[0], med[1], best[1]);
+        if (o->test[FLOOR_SPLIT])
+            printf(" %10.1f %10.1f", med[FLOOR_SPLIT], best[FLOOR_SPLIT]);
+        printf(" %9ld %7d\n", windows, window);
         fflush(stdout);
         if (json != NULL) {
             fprintf(json, "%s{\"size\": %zu", sep, size);
             floor_json_pair(json, "bw_MBps", med[0], best[0], windows, window);
             floor_json_pair(json, "bibw_MBps", med[1], best[1], windows, window);
+            floor_json_pair(json, "split_MBps", med[FLOOR_SPLIT], best[FLOOR_SPLIT], windows,
+                            window);
             fputc('}', json);
             sep = ",\n";
         }
@@ -342,7 +376,8 @@ static int floor_reps(struct floor_sync *s, pid_t child, unsigned char *src, uns
         double best[2] = {0, 0};
         for (long r = 0; r < reps; r++) {
             for (int both = 0; both < 2; both++) {
-                double x = floor_phase(s, child, src, dst, size, 1, 1, n, both);
+                double x = floor_phase(s, child, src, dst, size, 1, 1, n,
+                                       both ? FLOOR_BIBW : FLOOR_BW);
                 if (x < 0)
                     return 1;
                 best[both] = x / 1e9 > best[both] ? x / 1e9 : best[both];

@@ -251,8 +251,8 @@ static int agent_cpus(struct agent *a)
 /* In the guardian, after its agent died: a child outside the group (it survives the group's
  * SIGKILL) removes the job's files once the guardian and the ranks are gone: this host's
  * /dev/shm files of the job and the agent's own job directory, and the launcher's directory
- * too when the launcher is dead as well (csnrun and its agent killed together); a live
- * launcher removes its own. */
+ * too when the launcher is dead as well, or dies within 2 s (csnrun and its agent killed
+ * together); a live launcher removes its own. */
 /* 1 while process pid runs (a zombie, killed but not yet reaped, counts as gone). */
 static int agent_alive(pid_t pid)
 {
@@ -295,6 +295,10 @@ static void agent_guard_cleaner(struct agent *a)
             shm_cleanup(a->jobid, mine, a->nranks);
             free(mine);
         }
+        /* The launcher killed with us may take a moment to go under load (a launcher's
+         * directory was left once in make test): up to 2 s. A live one removes its own. */
+        for (i = 0; i < 200 && !a->own_jobdir && agent_alive(a->launcher); i++)
+            nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
         if (a->jobdir != NULL && (a->own_jobdir || !agent_alive(a->launcher)))
             rm_tree(a->jobdir);
         _exit(0);
