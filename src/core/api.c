@@ -295,7 +295,7 @@ csn_status csn_tx_nb(csn_transport *t, csn_netid to, const void *buf, size_t len
     csn_status rv = api_check_tx(t, to, buf, len);
     if (rv != CSN_OK)
         return rv;
-    csni_debug_on_tx(csni_p, to, len);
+    csni_debug_on_tx(csni_p, to, len, false);
     unsigned max = csni_p->tun.max_ops;
     csni_lock(&t->lock);
     op = csni_op_alloc(t, max);
@@ -336,7 +336,7 @@ csn_status csn_tx(csn_transport *t, csn_netid to, const void *buf, size_t len)
     csn_status rv = api_check_tx(t, to, buf, len);
     if (rv != CSN_OK)
         return rv;
-    csni_debug_on_tx(csni_p, to, len);
+    csni_debug_on_tx(csni_p, to, len, true);
     if (csni_tx_now(t, to, buf, len))
         return CSN_OK;
     rv = api_tx(t, to, buf, len, &own, &op);

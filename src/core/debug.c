@@ -82,9 +82,14 @@ void csni_debug_open(const struct csni_proc *p)
             snprintf(pull + strlen(pull), sizeof pull - strlen(pull),
                      "; ofi: the provider moves the payload from %zu bytes", csni_ofi_rndv_min());
         debug_line(p,
-                   "protocols: eager up to %zu bytes over shm, %zu over sockets; rendezvous beyond "
-                   "(%s); split copies (both sides copy) from %zu bytes%s",
-                   t->use_shm ? t->shm_eager : 0, t->eager_max, pull, t->split_min,
+                   "protocols: eager up to %zu bytes over shm (a blocking transmit up to %zu), "
+                   "%zu over sockets; rendezvous beyond (%s); split copies (both sides copy) "
+                   "from %zu bytes%s",
+                   t->use_shm ? t->shm_eager : 0,
+                   t->use_shm && t->shm_eager_blocking > t->shm_eager ? t->shm_eager_blocking
+                   : t->use_shm                                        ? t->shm_eager
+                                                                       : 0,
+                   t->eager_max, pull, t->split_min,
                    t->split_min ? "" : " (never: CSN_SHM_SPLIT=0)");
     }
     if (t->oversubscribed)
@@ -119,7 +124,7 @@ void csni_debug_move(const struct csni_proc *p, int proc)
                    proc, proc < p->me ? proc : p->me);
 }
 
-void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
+void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len, bool blocking)
 {
     int level = atomic_load_explicit(&csni_debug_level, memory_order_relaxed);
     int rank = csni_netid_rank(to);
@@ -140,6 +145,8 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len)
         return;
     bool shm = strcmp(tp, "shm") == 0;
     size_t eager = shm ? p->tun.shm_eager : p->tun.eager_max;
+    if (shm && blocking && p->tun.shm_eager_blocking > eager) /* as match_send decides */
+        eager = p->tun.shm_eager_blocking;
     bool pulled = shm && p->cma && len >= p->tun.pull_min &&
                   len < p->tun.pull_max; /* as match_send gives its address */
     const char *how;

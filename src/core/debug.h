@@ -5,6 +5,7 @@
 #define CSNI_DEBUG_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "csn.h"
@@ -15,17 +16,19 @@ extern _Atomic int csni_debug_level; /* 0..3; set before the process state is pu
 
 /* Level 1: the decisions of the start-up (after the network is up). */
 void csni_debug_open(const struct csni_proc *p);
-/* Levels 2 and 3: a message of len bytes is being sent to the transport `to`. */
-void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len);
+/* Levels 2 and 3: a message of len bytes is being sent to the transport `to` (blocking: by
+ * csn_tx). */
+void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len, bool blocking);
 
 /* Level 2: this process moved its frames for proc to the connection the lower id made, or
  * (p->tun.own_sends) to one of its own, for large messages over a fabric (core/peer.c). */
 void csni_debug_move(const struct csni_proc *p, int proc);
 
-static inline void csni_debug_on_tx(struct csni_proc *p, csn_netid to, size_t len)
+static inline void csni_debug_on_tx(struct csni_proc *p, csn_netid to, size_t len,
+                                    bool blocking)
 {
     if (atomic_load_explicit(&csni_debug_level, memory_order_relaxed) >= 2)
-        csni_debug_tx(p, to, len);
+        csni_debug_tx(p, to, len, blocking);
 }
 
 #endif

@@ -169,7 +169,7 @@ static csn_status proc_key(struct csni_proc *p)
 static csn_status proc_net_tunables(struct csni_proc *p)
 {
     struct csni_tun *tun = &p->tun;
-    uint64_t v[13];
+    uint64_t v[14];
     csn_status rv;
     const char *tr = getenv("CSN_TRANSPORT");
     if (!tr || !*tr)
@@ -212,7 +212,10 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         (rv = proc_env_u64("CSN_SHM_PULL_BATCH", CSNI_PULL_BATCH_MAX, 1, CSNI_PULL_BATCH_MAX,
                            &v[11])) != CSN_OK ||
         (rv = proc_env_bytes("CSN_SHM_COMPACT", tun->oversubscribed ? 0 : 8192, 0,
-                             (uint64_t)1 << 40, &v[12])) != CSN_OK)
+                             (uint64_t)1 << 40, &v[12])) != CSN_OK ||
+        (rv = proc_env_bytes("CSN_SHM_EAGER_BLOCKING",
+                             tun->oversubscribed || getenv("CSN_SHM_EAGER") ? 0 : 16384, 0,
+                             1u << 20, &v[13])) != CSN_OK)
         return rv;
     tun->host_barrier = v[9] != 0 && tun->use_shm && p->boot.launched && p->boot.size > 1 &&
                         p->boot.local_size == p->boot.size && p->boot.jobid[0] != '\0' &&
@@ -238,6 +241,15 @@ static csn_status proc_net_tunables(struct csni_proc *p)
      * system call (4 KiB eager 12.3 GB/s against 6.7 pulled, BENCHMARKS.md, issue 19). */
     tun->shm_half_eager = tun->shm_eager / 2 >= 4096 ? tun->shm_eager / 2 : tun->shm_eager;
     tun->split_min = v[2];
+    /* A blocking transmit waits for its message anyway: eager, it is done once in the ring,
+     * and the receiver copies it out without a system call; a rendezvous waits for the
+     * receiver's pull (1.8 us for 8 KiB here) and its answer. Up to 16 KiB: a half round trip
+     * of 8 KiB 1.28-1.36 us against 2.53-2.87 rendezvous, 16 KiB 2.44-2.49 against 3.25-3.66
+     * (Open MPI 2.55-3.02 and 3.33-3.72); 32 KiB eager was slower than pulled (BENCHMARKS.md,
+     * issue 19). Non-blocking transmits keep CSN_SHM_EAGER: a window of them pulled is a
+     * third faster one way at 8-16 KiB. Not where ranks share CPUs (eager there up to 64 KiB
+     * anyway), nor when CSN_SHM_EAGER is given: it is then the limit for every transmit. */
+    tun->shm_eager_blocking = v[13] > tun->eager_max ? tun->eager_max : v[13];
     /* Every rendezvous is pulled by the receiver, and where every rank has a CPU, from 32 KiB
      * on, copied by both processes at once (the receiver pulls the first half, the sender
      * writes the second), with the eager size 4 KiB: one copy of each byte, by two CPUs. On

@@ -61,6 +61,7 @@ struct csni_tun {
     /* Half of it: longer receives count as large (t->large_rx), and longer messages may go as
      * a pulled rendezvous both ways at once, so csni_tx_now leaves them to match_send. */
     size_t shm_half_eager;
+    size_t shm_eager_blocking; /* CSN_SHM_EAGER_BLOCKING */
     size_t split_min;     /* rendezvous at least this long: both sides copy (0: never) */
     size_t pull_min;      /* shm rendezvous at least this long: the receiver pulls it ... */
     size_t pull_max;      /* ... if shorter than this (CSNI_PULL_NEVER: no limit) */
