@@ -171,7 +171,7 @@ static csn_status proc_net_tunables(struct csni_proc *p)
     struct csni_tun *tun = &p->tun;
     uint64_t v[14];
     csn_status rv;
-    const char *tr = getenv("CSN_TRANSPORT");
+    const char *tr = getenv("CSN_TRANSPORT"), *eager = getenv("CSN_SHM_EAGER");
     if (!tr || !*tr)
         tr = "shm";
     tun->use_shm = strcmp(tr, "shm") == 0; /* rings over the Unix-socket connections */
@@ -214,7 +214,7 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         (rv = proc_env_bytes("CSN_SHM_COMPACT", tun->oversubscribed ? 0 : 8192, 0,
                              (uint64_t)1 << 40, &v[12])) != CSN_OK ||
         (rv = proc_env_bytes("CSN_SHM_EAGER_BLOCKING",
-                             tun->oversubscribed || getenv("CSN_SHM_EAGER") ? 0 : 16384, 0,
+                             tun->oversubscribed || (eager && *eager) ? 0 : 16384, 0,
                              1u << 20, &v[13])) != CSN_OK)
         return rv;
     tun->host_barrier = v[9] != 0 && tun->use_shm && p->boot.launched && p->boot.size > 1 &&
@@ -232,9 +232,10 @@ static csn_status proc_net_tunables(struct csni_proc *p)
     tun->shm_ring = v[0];
     /* Records kept to the first 8 KiB of a ring while its consumer keeps up: lines the two
      * CPUs handed back and forth a moment ago, still in their first-level caches (shm.c,
-     * "Compact"): a 1 KiB half round trip 0.21 us against 0.29, 256 B 0.16 against 0.21, one
-     * way at 1 KiB 1.1-1.4x (BENCHMARKS.md, issue 19); 4 KiB gained less, 16 KiB nothing. Off
-     * where ranks share CPUs: a rank that waits gives its CPU away, and its cache with it. */
+     * "Compact"): a 1 KiB half round trip 0.21 us against 0.27, 256 B 0.15 against 0.20, one
+     * way and both ways unchanged (BENCHMARKS.md, issue 19); 4 KiB gained less, 16 KiB
+     * nothing. Off where ranks share CPUs: a rank that waits gives its CPU away, and its cache
+     * with it. */
     tun->shm_compact = v[12] == 0 ? 0 : v[12] < 4096 ? 4096 : v[12] & ~(uint64_t)63;
     tun->shm_eager = v[1] > tun->eager_max ? tun->eager_max : v[1];
     /* Not below 4 KiB: both ways at once, two copies of a message that small beat a pull's
