@@ -53,8 +53,8 @@ static const char floor_usage[] =
     "                     --bind-to core and mpirun's default place two ranks)\n"
     "  --reuse-buffer     every message of a window into one receive buffer\n"
     "  --batch N          N messages per process_vm_readv (default 1, at most 64): what a\n"
-    "                     layer pulling several announced messages at once could reach\n" PP_COMMON_HELP
-    "  --help             this text\n";
+    "                     layer pulling several announced messages at once could "
+    "reach\n" PP_COMMON_HELP "  --help             this text\n";
 
 /* One phase of work for B, set by A before A publishes its number in go. */
 struct floor_sync {
@@ -131,12 +131,12 @@ static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, 
         if (g < 0)
             _exit(0);
         size_t half = floor_split_at(s->size);
-        s->b_secs = s->mode == FLOOR_BIBW ? floor_copy(parent, dst, src, s->size, 0, s->size,
-                                                         s->window, s->batch, s->n, 0)
-                    : s->mode == FLOOR_SPLIT ? floor_copy(parent, dst, src, s->size, half,
-                                                          s->size - half, s->window, s->batch,
-                                                          s->n, 1)
-                                             : 0.0;
+        s->b_secs =
+            s->mode == FLOOR_BIBW
+                ? floor_copy(parent, dst, src, s->size, 0, s->size, s->window, s->batch, s->n, 0)
+            : s->mode == FLOOR_SPLIT ? floor_copy(parent, dst, src, s->size, half, s->size - half,
+                                                  s->window, s->batch, s->n, 1)
+                                     : 0.0;
         atomic_store(&s->done, phase);
     }
 }
@@ -223,7 +223,8 @@ static int floor_parse(int argc, char **argv, struct floor_opts *o)
             o->reuse = 1;
         } else if ((r = pp_opt(argc, argv, &i, "--test", &v)) != 0) {
             if (r < 0 || floor_tests_parse(v, o) != 0) {
-                fprintf(stderr, "cma-floor: --test takes bw, bibw, split or a list of them, not '%s'\n",
+                fprintf(stderr,
+                        "cma-floor: --test takes bw, bibw, split or a list of them, not '%s'\n",
                         v ? v : "");
                 return 2;
             }
@@ -376,8 +377,8 @@ static int floor_reps(struct floor_sync *s, pid_t child, unsigned char *src, uns
         double best[2] = {0, 0};
         for (long r = 0; r < reps; r++) {
             for (int both = 0; both < 2; both++) {
-                double x = floor_phase(s, child, src, dst, size, 1, 1, n,
-                                       both ? FLOOR_BIBW : FLOOR_BW);
+                double x =
+                    floor_phase(s, child, src, dst, size, 1, 1, n, both ? FLOOR_BIBW : FLOOR_BW);
                 if (x < 0)
                     return 1;
                 best[both] = x / 1e9 > best[both] ? x / 1e9 : best[both];

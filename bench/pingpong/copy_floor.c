@@ -25,7 +25,7 @@
 #include "ppcommon.h"
 
 #define CF_LINE 64u
-#define CF_PAD_MIN 512u         /* from this size on the payload starts on its own line */
+#define CF_PAD_MIN 512u          /* from this size on the payload starts on its own line */
 #define CF_MAX ((size_t)1 << 20) /* the largest size (an eager message is far smaller) */
 #define CF_MODES 2
 #define CF_STOP UINT64_MAX
@@ -69,8 +69,7 @@ static int cf_wait(const struct cf_run *r, _Atomic uint64_t *hdr, uint64_t want)
 }
 
 /* One batch from one side: A (side 0) sends first, B answers. Returns 0 or -1 (B gone). */
-static int cf_batch(const struct cf_run *r, int side, size_t n, int mode, long iters,
-                    uint64_t base)
+static int cf_batch(const struct cf_run *r, int side, size_t n, int mode, long iters, uint64_t base)
 {
     size_t rec = cf_rec_bytes(n), off = 0, poff = cf_payload_off(n);
     uint8_t *out = r->box[side], *in = r->box[!side];
@@ -100,8 +99,7 @@ static void cf_child(const struct cf_run *r)
     atomic_store(&r->ctl->ready, 1);
     for (uint64_t b = 1;; b++) {
         uint64_t g;
-        while ((g = atomic_load_explicit(&r->ctl->go, memory_order_acquire)) != b &&
-               g != CF_STOP)
+        while ((g = atomic_load_explicit(&r->ctl->go, memory_order_acquire)) != b && g != CF_STOP)
             ;
         if (g == CF_STOP)
             _exit(0);
@@ -127,26 +125,26 @@ static double cf_timed(struct cf_run *r, uint64_t *batch, uint64_t *base, size_t
 
 static void cf_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: copy-floor [OPTIONS]\n"
-            "The floor of a shared-memory ping-pong of SIZE bytes through memory of a layer's own,\n"
-            "no library: the sender copies the payload into a shared slot and writes its header\n"
-            "word last, the receiver polls it and copies the payload out, then answers alike.\n"
-            "Half round trip in us (median and min of the samples) for two slot layouts,\n"
-            "alternated: fixed (one slot per direction, reused) and ring (each message after the\n"
-            "last in a ring of --ring bytes, as csn's shm rings).\n"
-            "Options:\n"
-            "  --sizes LIST       comma-separated sizes (e.g. 8,256,1K); overrides --min/--max\n"
-            "  --min SIZE         smallest size (default 0); sizes double from it\n"
-            "  --max SIZE         largest size (default 64K; at most 1M)\n"
-            "  --samples N        timed batches per size and layout (default 7)\n"
-            "  --iters N          round trips per batch (default: calibrated to --sample-ms)\n"
-            "  --sample-ms MS     target length of one batch when calibrating (default 10)\n"
-            "  --ring SIZE        bytes of the ring per direction (default 256K)\n"
-            "  --bind             the two processes on the first two CPUs, one each (as csnrun\n"
-            "                     --bind-to core and mpirun's default place two ranks)\n"
-            "  --json FILE        also write the results as JSON (lat_us: fixed, lat_ring_us)\n"
-            "  --help             this text\n");
+    fprintf(
+        f, "usage: copy-floor [OPTIONS]\n"
+           "The floor of a shared-memory ping-pong of SIZE bytes through memory of a layer's own,\n"
+           "no library: the sender copies the payload into a shared slot and writes its header\n"
+           "word last, the receiver polls it and copies the payload out, then answers alike.\n"
+           "Half round trip in us (median and min of the samples) for two slot layouts,\n"
+           "alternated: fixed (one slot per direction, reused) and ring (each message after the\n"
+           "last in a ring of --ring bytes, as csn's shm rings).\n"
+           "Options:\n"
+           "  --sizes LIST       comma-separated sizes (e.g. 8,256,1K); overrides --min/--max\n"
+           "  --min SIZE         smallest size (default 0); sizes double from it\n"
+           "  --max SIZE         largest size (default 64K; at most 1M)\n"
+           "  --samples N        timed batches per size and layout (default 7)\n"
+           "  --iters N          round trips per batch (default: calibrated to --sample-ms)\n"
+           "  --sample-ms MS     target length of one batch when calibrating (default 10)\n"
+           "  --ring SIZE        bytes of the ring per direction (default 256K)\n"
+           "  --bind             the two processes on the first two CPUs, one each (as csnrun\n"
+           "                     --bind-to core and mpirun's default place two ranks)\n"
+           "  --json FILE        also write the results as JSON (lat_us: fixed, lat_ring_us)\n"
+           "  --help             this text\n");
 }
 
 int main(int argc, char **argv)
@@ -193,11 +191,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "copy-floor: --bind needs two CPUs to run on: %s\n", strerror(errno));
         return 1;
     }
-    FILE *json = NULL;
-    if (o.json && !(json = fopen(o.json, "w"))) {
-        fprintf(stderr, "copy-floor: cannot write %s: %s\n", o.json, strerror(errno));
-        return 1;
-    }
     struct cf_run r = {.ring = ring};
     size_t shared = sizeof *r.ctl + 2 * ring + CF_LINE;
     uint8_t *m = mmap(NULL, shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -211,15 +204,18 @@ int main(int argc, char **argv)
     /* Touched before the fork, then each side writes its own: its pages, not shared ones. */
     r.sbuf = pp_alloc(max ? max : 1);
     r.rbuf = pp_alloc(max ? max : 1);
+    int rc = 0;
+    pid_t parent = getpid(), child = -1;
+    FILE *json = NULL;
     if (!r.sbuf || !r.rbuf) {
         fprintf(stderr, "copy-floor: out of memory\n");
-        return 1;
+        rc = 1;
+        goto out;
     }
-    pid_t parent = getpid();
-    pid_t child = fork();
-    if (child < 0) {
+    if ((child = fork()) < 0) {
         perror("copy-floor: fork");
-        return 1;
+        rc = 1;
+        goto out;
     }
     if (child == 0) {
         /* B spins while it waits: it must not outlive A. */
@@ -234,7 +230,6 @@ int main(int argc, char **argv)
         cf_child(&r);
     }
     r.child = child;
-    int rc = 0;
     if (bind && pp_bind_cpu(cpu[0]) != 0) {
         fprintf(stderr, "copy-floor: --bind: CPU %d: %s\n", cpu[0], strerror(errno));
         rc = 1;
@@ -245,8 +240,15 @@ int main(int argc, char **argv)
     while (!atomic_load(&r.ctl->ready))
         if (waitpid(child, NULL, WNOHANG) == child) {
             fprintf(stderr, "copy-floor: the second process ended before it started\n");
-            return 1;
+            child = -1;
+            rc = 1;
+            goto out;
         }
+    if (o.json && !(json = fopen(o.json, "w"))) {
+        fprintf(stderr, "copy-floor: cannot write %s: %s\n", o.json, strerror(errno));
+        rc = 1;
+        goto out;
+    }
     printf("# copy-floor: two copies through shared memory, no library; half round trip in us, "
            "median and min of %d batches per layout; ring %zu bytes per direction%s\n",
            o.samples, ring, bind ? "; bound to two CPUs" : "");
@@ -290,27 +292,34 @@ int main(int argc, char **argv)
             mn[mode] = pp_min(v[mode], o.samples);
             med[mode] = pp_median(v[mode], o.samples);
         }
-        printf("%10zu %10.3f %10.3f %10.3f %10.3f %10ld\n", n, med[0], mn[0], med[1], mn[1],
-               iters);
+        printf("%10zu %10.3f %10.3f %10.3f %10.3f %10ld\n", n, med[0], mn[0], med[1], mn[1], iters);
         fflush(stdout);
         if (json)
             fprintf(json,
                     "{\"size\": %zu, \"lat_us\": {\"median\": %g, \"min\": %g, \"iters\": %ld}, "
                     "\"lat_ring_us\": {\"median\": %g, \"min\": %g, \"iters\": %ld}}%s\n",
-                    n, med[0], mn[0], iters, med[1], mn[1], iters,
-                    si + 1 < o.sizes.n ? "," : "");
+                    n, med[0], mn[0], iters, med[1], mn[1], iters, si + 1 < o.sizes.n ? "," : "");
     }
     if (rc != 0)
         fprintf(stderr, "copy-floor: the second process ended during the run\n");
     if (json) {
         fprintf(json, "]\n}\n");
-        if (fclose(json) != 0) {
+        FILE *f = json;
+        json = NULL;
+        if (fclose(f) != 0) {
             fprintf(stderr, "copy-floor: cannot write %s: %s\n", o.json, strerror(errno));
             rc = 1;
         }
     }
 out:
-    atomic_store_explicit(&r.ctl->go, CF_STOP, memory_order_release);
-    waitpid(child, NULL, 0);
+    if (json)
+        fclose(json);
+    if (child > 0) {
+        atomic_store_explicit(&r.ctl->go, CF_STOP, memory_order_release);
+        waitpid(child, NULL, 0);
+    }
+    pp_free(r.sbuf);
+    pp_free(r.rbuf);
+    munmap(m, shared);
     return rc;
 }

@@ -51,8 +51,9 @@ void csni_debug_open(const struct csni_proc *p)
                    t->use_shm ? "shm" : t->net->name,
                    p->listen2_net ? p->listen2_net->name : "none (the job runs on one host)");
         if (t->use_shm)
-            debug_line(p, "shm: rings of %llu bytes (records kept to the first %llu while the "
-                          "receiver keeps up) in %s over %s connections, mapped %s",
+            debug_line(p,
+                       "shm: rings of %llu bytes (records kept to the first %llu while the "
+                       "receiver keeps up) in %s over %s connections, mapped %s",
                        (unsigned long long)t->shm_ring,
                        (unsigned long long)(t->shm_compact && t->shm_compact < t->shm_ring
                                                 ? t->shm_compact
@@ -87,8 +88,8 @@ void csni_debug_open(const struct csni_proc *p)
                    "from %zu bytes%s",
                    t->use_shm ? t->shm_eager : 0,
                    t->use_shm && t->shm_eager_blocking > t->shm_eager ? t->shm_eager_blocking
-                   : t->use_shm                                        ? t->shm_eager
-                                                                       : 0,
+                   : t->use_shm                                       ? t->shm_eager
+                                                                      : 0,
                    t->eager_max, pull, t->split_min,
                    t->split_min ? "" : " (never: CSN_SHM_SPLIT=0)");
     }

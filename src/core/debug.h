@@ -24,8 +24,7 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len, bool blocking)
  * (p->tun.own_sends) to one of its own, for large messages over a fabric (core/peer.c). */
 void csni_debug_move(const struct csni_proc *p, int proc);
 
-static inline void csni_debug_on_tx(struct csni_proc *p, csn_netid to, size_t len,
-                                    bool blocking)
+static inline void csni_debug_on_tx(struct csni_proc *p, csn_netid to, size_t len, bool blocking)
 {
     if (atomic_load_explicit(&csni_debug_level, memory_order_relaxed) >= 2)
         csni_debug_tx(p, to, len, blocking);

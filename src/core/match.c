@@ -595,8 +595,7 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
         /* Pulled under the reader lock, as the seed receives "the remaining packets directly
          * to the user's buffer" before unlocking the device (or streamed: csni_rndv_take). */
         csni_unlock(&t->lock);
-        csni_rndv_pull_later(op, csni_shm_peer_pid(c->shm), pull, csni_frame_sender_token(f),
-                             c);
+        csni_rndv_pull_later(op, csni_shm_peer_pid(c->shm), pull, csni_frame_sender_token(f), c);
         return;
     }
     bool ok = csni_rndv_send_cts(op, csni_frame_sender_token(f), c,

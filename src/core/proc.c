@@ -214,8 +214,8 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         (rv = proc_env_bytes("CSN_SHM_COMPACT", tun->oversubscribed ? 0 : 8192, 0,
                              (uint64_t)1 << 40, &v[12])) != CSN_OK ||
         (rv = proc_env_bytes("CSN_SHM_EAGER_BLOCKING",
-                             tun->oversubscribed || (eager && *eager) ? 0 : 16384, 0,
-                             1u << 20, &v[13])) != CSN_OK)
+                             tun->oversubscribed || (eager && *eager) ? 0 : 16384, 0, 1u << 20,
+                             &v[13])) != CSN_OK)
         return rv;
     tun->host_barrier = v[9] != 0 && tun->use_shm && p->boot.launched && p->boot.size > 1 &&
                         p->boot.local_size == p->boot.size && p->boot.jobid[0] != '\0' &&

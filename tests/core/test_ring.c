@@ -196,7 +196,7 @@ static void test_compact(void)
             CHECK(wr(tx, w, pay, sizeof pay));
             CHECK(csni_shm_peek(rx, &at, &n) == 1);
             if (!start)
-                start = at; /* the first record: at the ring's start */
+                start = at;                     /* the first record: at the ring's start */
             if (i >= COMPACT_RING / sizeof pay) /* a lap on */
                 outside += at + n > start + COMPACT;
             CHECK(take(r) == 1);
