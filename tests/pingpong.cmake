@@ -165,14 +165,15 @@ if(TARGET pingpong)
                      "-DMATCH=${PP_ROWS}" -DRC=0 -DJSON=${CMAKE_CURRENT_BINARY_DIR}/pp-csn.json
                      -DJSON_RESULTS=14 -P ${PP_CHECK})
     set_tests_properties(pingpong_csn PROPERTIES TIMEOUT 60 ENVIRONMENT "${CSN_TEST_ENV}")
-    # Blocking transmits across CSN_SHM_EAGER_BLOCKING (16 KiB: eager, 16 KiB + 1: rendezvous)
-    # and CSN_SHM_EAGER (4 KiB), every payload checked; non-blocking ones (bw) alike.
+    # Blocking transmits across CSN_SHM_EAGER_BLOCKING=16K (16 KiB: eager, 16 KiB + 1:
+    # rendezvous) and CSN_SHM_EAGER (4 KiB), every payload checked; non-blocking ones (bw) alike.
     add_test(NAME pingpong_csn_blocking_eager
              COMMAND ${CMAKE_COMMAND}
                      "-DCMD=$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:pingpong>|--sizes|4095,4097,8K,16383,16K,16385,64K|--samples|3|--sample-ms|1"
                      "-DMATCH=payload check: on|\n +16384 +[0-9.]+ +[0-9.]+ +[0-9.]+ |\n +16385 +[0-9.]+ " -DRC=0
                      -P ${PP_CHECK})
-    set_tests_properties(pingpong_csn_blocking_eager PROPERTIES TIMEOUT 60 ENVIRONMENT "${CSN_TEST_ENV}")
+    set_tests_properties(pingpong_csn_blocking_eager PROPERTIES TIMEOUT 60
+                         ENVIRONMENT "${CSN_TEST_ENV};CSN_SHM_EAGER_BLOCKING=16K")
     # --reuse-buffer: one receive buffer per window, said in the header and the JSON.
     add_test(NAME pingpong_csn_reuse
              COMMAND ${CMAKE_COMMAND}

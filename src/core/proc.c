@@ -171,7 +171,7 @@ static csn_status proc_net_tunables(struct csni_proc *p)
     struct csni_tun *tun = &p->tun;
     uint64_t v[14];
     csn_status rv;
-    const char *tr = getenv("CSN_TRANSPORT"), *eager = getenv("CSN_SHM_EAGER");
+    const char *tr = getenv("CSN_TRANSPORT");
     if (!tr || !*tr)
         tr = "shm";
     tun->use_shm = strcmp(tr, "shm") == 0; /* rings over the Unix-socket connections */
@@ -213,9 +213,7 @@ static csn_status proc_net_tunables(struct csni_proc *p)
                            &v[11])) != CSN_OK ||
         (rv = proc_env_bytes("CSN_SHM_COMPACT", tun->oversubscribed ? 0 : 8192, 0,
                              (uint64_t)1 << 40, &v[12])) != CSN_OK ||
-        (rv = proc_env_bytes("CSN_SHM_EAGER_BLOCKING",
-                             tun->oversubscribed || (eager && *eager) ? 0 : 16384, 0, 1u << 20,
-                             &v[13])) != CSN_OK)
+        (rv = proc_env_bytes("CSN_SHM_EAGER_BLOCKING", 0, 0, 1u << 20, &v[13])) != CSN_OK)
         return rv;
     tun->host_barrier = v[9] != 0 && tun->use_shm && p->boot.launched && p->boot.size > 1 &&
                         p->boot.local_size == p->boot.size && p->boot.jobid[0] != '\0' &&
@@ -242,14 +240,14 @@ static csn_status proc_net_tunables(struct csni_proc *p)
      * system call (4 KiB eager 12.3 GB/s against 6.7 pulled, BENCHMARKS.md, issue 19). */
     tun->shm_half_eager = tun->shm_eager / 2 >= 4096 ? tun->shm_eager / 2 : tun->shm_eager;
     tun->split_min = v[2];
-    /* A blocking transmit waits for its message anyway: eager, it is done once in the ring,
-     * and the receiver copies it out without a system call; a rendezvous waits for the
-     * receiver's pull (1.8 us for 8 KiB here) and its answer. Up to 16 KiB: a half round trip
-     * of 8 KiB 1.28-1.36 us against 2.53-2.87 rendezvous, 16 KiB 2.44-2.49 against 3.25-3.66
-     * (Open MPI 2.55-3.02 and 3.33-3.72); 32 KiB eager was slower than pulled (BENCHMARKS.md,
-     * issue 19). Non-blocking transmits keep CSN_SHM_EAGER: a window of them pulled is a
-     * third faster one way at 8-16 KiB. Not where ranks share CPUs (eager there up to 64 KiB
-     * anyway), nor when CSN_SHM_EAGER is given: it is then the limit for every transmit. */
+    /* A blocking transmit waits for its message anyway: eager, it is done once in the ring
+     * and the receiver copies it out without a system call, where a rendezvous waits for the
+     * receiver's pull (1.8 us for 8 KiB here) and its answer. Where the two CPUs share a cache
+     * that halves an 8 KiB half round trip (1.28-1.41 us against 2.5-2.9 pulled, 16 KiB
+     * 2.4-2.7 against 3.2-3.7); where they do not, two copies through the ring cost far more
+     * than one pull from memory (8 KiB 4.9-5.3 against 3.0-3.5, 16 KiB 9.1-10.3 against
+     * 3.8-4.3; BENCHMARKS.md, issue 19). Not knowing which, a blocking transmit keeps
+     * CSN_SHM_EAGER unless this is set above it. */
     tun->shm_eager_blocking = v[13] > tun->eager_max ? tun->eager_max : v[13];
     /* Every rendezvous is pulled by the receiver, and where every rank has a CPU, from 32 KiB
      * on, copied by both processes at once (the receiver pulls the first half, the sender

@@ -21,7 +21,7 @@ run CSN_DEBUG=1 || fail "hello with CSN_DEBUG=1 failed"
 for r in 0 1; do
     has "^csn\[$r pid [0-9]*\]: CSN_DEBUG=1: rank $r of 2 on host"
     has "^csn\[$r pid [0-9]*\]: transports: within this host shm; between hosts none"
-    has "^csn\[$r pid [0-9]*\]: protocols: eager up to 4096 bytes over shm (a blocking transmit up to 16384)"
+    has "^csn\[$r pid [0-9]*\]: protocols: eager up to 4096 bytes over shm (a blocking transmit up to 4096)"
     has "^csn\[$r pid [0-9]*\]: waiting: "
 done
 hasnt 'peer rank'
@@ -83,15 +83,13 @@ hasnt 'tx to rank'
 run CSN_DEBUG=3 || fail "hello with CSN_DEBUG=3 failed"
 has '^csn\[1 pid [0-9]*\]: peer rank 0: shm$'
 has '^csn\[1 pid [0-9]*\]: tx to rank 0 transport 2: 12 bytes over shm: eager'
-# A blocking transmit eager up to CSN_SHM_EAGER_BLOCKING (hello's are), unless CSN_SHM_EAGER
-# is given; a non-blocking one up to CSN_SHM_EAGER.
-run CSN_DEBUG=3 CSN_SHM_EAGER_BLOCKING=8 || fail "hello with CSN_SHM_EAGER_BLOCKING=8 failed"
-has '^csn\[0 pid [0-9]*\]: protocols: eager up to 4096 bytes over shm (a blocking transmit up to 4096)'
+# A blocking transmit (hello's are) eager up to CSN_SHM_EAGER_BLOCKING where that is above
+# CSN_SHM_EAGER; a non-blocking one up to CSN_SHM_EAGER.
+run CSN_DEBUG=3 CSN_SHM_EAGER_BLOCKING=16K || fail "hello with CSN_SHM_EAGER_BLOCKING=16K failed"
+has '^csn\[0 pid [0-9]*\]: protocols: eager up to 4096 bytes over shm (a blocking transmit up to 16384)'
 run CSN_DEBUG=3 CSN_SHM_EAGER=8 CSN_SHM_EAGER_BLOCKING=16 ||
     fail "hello with CSN_SHM_EAGER_BLOCKING=16 failed"
 has 'tx to rank 0 transport 2: 12 bytes over shm: eager'
-run CSN_DEBUG=1 CSN_SHM_EAGER=2K || fail "hello with CSN_SHM_EAGER=2K failed"
-has '^csn\[0 pid [0-9]*\]: protocols: eager up to 2048 bytes over shm (a blocking transmit up to 2048)'
 run CSN_DEBUG=1 CSN_SHM_EAGER_BLOCKING=2M && fail "CSN_SHM_EAGER_BLOCKING=2M was taken"
 has "CSN_SHM_EAGER_BLOCKING=2M"
 # Above the eager limit: a rendezvous, pulled by the receiver, or split.
