@@ -4,12 +4,19 @@ set(PP_SMALL "--max|4K|--samples|3|--sample-ms|1")
 # Sizes 0..4K: 14 rows.
 set(PP_ROWS "^# pingpong|lat_med|\n +0 +[0-9.]+ |\n +4096 +[0-9.]+ ")
 
+# A run that exits 0, prints lines matching match ("|" between patterns) and writes a JSON file
+# (NAME.json here) whose .results has `results` entries. cmd: the command line, "|" between words.
+function(pp_json_test name cmd match results)
+  set(json ${CMAKE_CURRENT_BINARY_DIR}/${name}.json)
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} "-DCMD=${cmd}|--json|${json}" -DRC=0 "-DMATCH=${match}"
+                   -DJSON=${json} -DJSON_RESULTS=${results} -P ${PP_CHECK})
+endfunction()
+
 if(TARGET memcpy-bench)
-  add_test(NAME pingpong_memcpy_bench
-           COMMAND ${CMAKE_COMMAND}
-                   "-DCMD=$<TARGET_FILE:memcpy-bench>|--sizes|0,8,1K,64K|--samples|3|--sample-ms|1|--json|${CMAKE_CURRENT_BINARY_DIR}/pp-memcpy.json"
-                   -DRC=0 "-DMATCH=bw_med|\n +65536 +[0-9.]+ " -DJSON=${CMAKE_CURRENT_BINARY_DIR}/pp-memcpy.json
-                   -DJSON_RESULTS=4 -P ${PP_CHECK})
+  pp_json_test(pingpong_memcpy_bench
+               "$<TARGET_FILE:memcpy-bench>|--sizes|0,8,1K,64K|--samples|3|--sample-ms|1"
+               "bw_med|\n +65536 +[0-9.]+ " 4)
   add_test(NAME pingpong_memcpy_bad_option
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:memcpy-bench>|--min|8M|--max|1K" -DRC=2
                    -DERR_MATCH=--min -DONE_LINE=1 -P ${PP_CHECK})
@@ -36,17 +43,14 @@ if(TARGET memcpy-bench)
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:cma-floor>|1|0" -DRC=2
                    -DERR_MATCH=usage -DONE_LINE=1 -P ${PP_CHECK})
   # The second form: pingpong's bw and bibw bytes, sizes below --from left out.
-  add_test(NAME pingpong_cma_floor_pp
-           COMMAND ${CMAKE_COMMAND}
-                   "-DCMD=$<TARGET_FILE:cma-floor>|--test|bw,bibw|--sizes|4K,64K|--from|64K|--samples|1|--iters|1|--json|${CMAKE_CURRENT_BINARY_DIR}/cma_floor_pp.json"
-                   -DRC=0 "-DMATCH=bibw_max +iters +window\n +65536 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1 +64\n$"
-                   -DJSON=${CMAKE_CURRENT_BINARY_DIR}/cma_floor_pp.json -DJSON_RESULTS=1 -P ${PP_CHECK})
+  pp_json_test(pingpong_cma_floor_pp
+               "$<TARGET_FILE:cma-floor>|--test|bw,bibw|--sizes|4K,64K|--from|64K|--samples|1|--iters|1"
+               "bibw_max +iters +window\n +65536 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1 +64\n$" 1)
   # One way copied half by each process (process_vm_readv and process_vm_writev at once).
-  add_test(NAME pingpong_cma_floor_split
-           COMMAND ${CMAKE_COMMAND}
-                   "-DCMD=$<TARGET_FILE:cma-floor>|--test|split|--sizes|64K,1M|--samples|1|--iters|1|--json|${CMAKE_CURRENT_BINARY_DIR}/cma_floor_split.json"
-                   -DRC=0 "-DMATCH=split_med +split_max +iters +window\n +65536 +nan +nan +nan +nan +[0-9.]+ +[0-9.]+ +1 +64\n +1048576 "
-                   -DJSON=${CMAKE_CURRENT_BINARY_DIR}/cma_floor_split.json -DJSON_RESULTS=2 -P ${PP_CHECK})
+  pp_json_test(pingpong_cma_floor_split
+               "$<TARGET_FILE:cma-floor>|--test|split|--sizes|64K,1M|--samples|1|--iters|1"
+               "split_med +split_max +iters +window\n +65536 +nan +nan +nan +nan +[0-9.]+ +[0-9.]+ +1 +64\n +1048576 "
+               2)
   add_test(NAME pingpong_cma_floor_pp_bad
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:cma-floor>|--test|bw,bx" -DRC=2
                    -DERR_MATCH=--test -DONE_LINE=1 -P ${PP_CHECK})
@@ -57,11 +61,9 @@ if(TARGET memcpy-bench)
   set_tests_properties(pingpong_cma_floor pingpong_cma_floor_bad pingpong_cma_floor_pp
                        pingpong_cma_floor_split pingpong_cma_floor_pp_bad PROPERTIES TIMEOUT 60)
   # An eager ping-pong's two copies through a reused slot and through a ring (no library).
-  add_test(NAME pingpong_copy_floor
-           COMMAND ${CMAKE_COMMAND}
-                   "-DCMD=$<TARGET_FILE:copy-floor>|--sizes|8,1K|--samples|3|--iters|200|--ring|8K|--json|${CMAKE_CURRENT_BINARY_DIR}/copy_floor.json"
-                   -DRC=0 "-DMATCH=fixed_med +fixed_min +ring_med|\n +1024 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +200"
-                   -DJSON=${CMAKE_CURRENT_BINARY_DIR}/copy_floor.json -DJSON_RESULTS=2 -P ${PP_CHECK})
+  pp_json_test(pingpong_copy_floor
+               "$<TARGET_FILE:copy-floor>|--sizes|8,1K|--samples|3|--iters|200|--ring|8K"
+               "fixed_med +fixed_min +ring_med|\n +1024 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +200" 2)
   add_test(NAME pingpong_copy_floor_bad
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:copy-floor>|--max|2M" -DRC=2
                    -DERR_MATCH=1M -DONE_LINE=1 -P ${PP_CHECK})
@@ -159,11 +161,8 @@ if(TARGET pingpong)
   set_tests_properties(pingpong_help pingpong_bad_option pingpong_bad_size pingpong_one_rank
                        PROPERTIES TIMEOUT 30 ENVIRONMENT "${CSN_TEST_ENV}")
   if(TARGET csnrun)
-    add_test(NAME pingpong_csn
-             COMMAND ${CMAKE_COMMAND}
-                     "-DCMD=$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:pingpong>|${PP_SMALL}|--json|${CMAKE_CURRENT_BINARY_DIR}/pp-csn.json"
-                     "-DMATCH=${PP_ROWS}" -DRC=0 -DJSON=${CMAKE_CURRENT_BINARY_DIR}/pp-csn.json
-                     -DJSON_RESULTS=14 -P ${PP_CHECK})
+    pp_json_test(pingpong_csn "$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:pingpong>|${PP_SMALL}"
+                 "${PP_ROWS}" 14)
     set_tests_properties(pingpong_csn PROPERTIES TIMEOUT 60 ENVIRONMENT "${CSN_TEST_ENV}")
     # Blocking transmits across CSN_SHM_EAGER_BLOCKING=16K (16 KiB: eager, 16 KiB + 1:
     # rendezvous) and CSN_SHM_EAGER (4 KiB), every payload checked; non-blocking ones (bw) alike.
@@ -175,21 +174,17 @@ if(TARGET pingpong)
     set_tests_properties(pingpong_csn_blocking_eager PROPERTIES TIMEOUT 60
                          ENVIRONMENT "${CSN_TEST_ENV};CSN_SHM_EAGER_BLOCKING=16K")
     # --reuse-buffer: one receive buffer per window, said in the header and the JSON.
-    add_test(NAME pingpong_csn_reuse
-             COMMAND ${CMAKE_COMMAND}
-                     "-DCMD=$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:pingpong>|--sizes|8,4K,256K|--test|bw,bibw|--samples|3|--sample-ms|1|--reuse-buffer|--json|${CMAKE_CURRENT_BINARY_DIR}/pp-csn-reuse.json"
-                     "-DMATCH=--reuse-buffer|\n +262144 +[0-9.]+ " -DRC=0
-                     -DJSON=${CMAKE_CURRENT_BINARY_DIR}/pp-csn-reuse.json -DJSON_RESULTS=3 -P ${PP_CHECK})
+    pp_json_test(pingpong_csn_reuse
+                 "$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:pingpong>|--sizes|8,4K,256K|--test|bw,bibw|--samples|3|--sample-ms|1|--reuse-buffer"
+                 "--reuse-buffer|\n +262144 +[0-9.]+ " 3)
     set_tests_properties(pingpong_csn_reuse PROPERTIES TIMEOUT 60 ENVIRONMENT "${CSN_TEST_ENV}")
   endif()
 endif()
 
 if(TARGET pingpong-mpi AND MPIEXEC_EXECUTABLE)
-  add_test(NAME pingpong_mpi
-           COMMAND ${CMAKE_COMMAND}
-                   "-DCMD=${MPIEXEC_EXECUTABLE}|${MPIEXEC_NUMPROC_FLAG}|2|$<TARGET_FILE:pingpong-mpi>|${PP_SMALL}|--json|${CMAKE_CURRENT_BINARY_DIR}/pp-mpi.json"
-                   "-DMATCH=${PP_ROWS}" -DRC=0 -DJSON=${CMAKE_CURRENT_BINARY_DIR}/pp-mpi.json
-                   -DJSON_RESULTS=14 -P ${PP_CHECK})
+  pp_json_test(pingpong_mpi
+               "${MPIEXEC_EXECUTABLE}|${MPIEXEC_NUMPROC_FLAG}|2|$<TARGET_FILE:pingpong-mpi>|${PP_SMALL}"
+               "${PP_ROWS}" 14)
   # Open MPI itself leaks at exit: LeakSanitizer would fail every MPI run of an ASan build.
   set_tests_properties(pingpong_mpi PROPERTIES TIMEOUT 60 ENVIRONMENT
                        "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;ASAN_OPTIONS=detect_leaks=0")
