@@ -711,7 +711,7 @@ void csni_conn_fail(struct csni_conn *c, const char *why)
     csni_kick_epoll(p); /* the poller reports it */
 }
 
-void csni_conn_close(struct csni_conn *c)
+bool csni_conn_close(struct csni_conn *c)
 {
     struct csni_proc *p = c->p;
     bool stranger = c->pp == NULL; /* a dead connection's owner no longer changes */
@@ -736,6 +736,7 @@ void csni_conn_close(struct csni_conn *c)
         atomic_fetch_add(&p->conns.nretired, 1);
         atomic_store(&c->retired, true);
     }
+    return stranger;
 }
 
 bool csni_conn_take_ended(struct csni_conn *c)

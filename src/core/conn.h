@@ -272,8 +272,9 @@ bool csni_conn_take_ended(struct csni_conn *c);
  * a dead peer's descriptor goes back at once (a rank whose forked children come and go,
  * bench/forkchurn). A peer's structure stays (the peer table and pollers still hold it); one
  * that never proved the key (no peer, no ring) also gives back its buffer and is retired, to
- * be reused by a later csni_conn_new. No lock held. */
-void csni_conn_close(struct csni_conn *c);
+ * be reused by a later csni_conn_new at once: then true, and c is not the caller's any more.
+ * No lock held. */
+bool csni_conn_close(struct csni_conn *c);
 /* Shared memory: drains the socket's doorbell bytes under the reader lock (block: waits for
  * it; else 0 at once when another thread reads the connection). -1 when the peer closed it or
  * the descriptor was closed. */

@@ -54,10 +54,7 @@ void csni_debug_open(const struct csni_proc *p)
             debug_line(p,
                        "shm: rings of %llu bytes (records kept to the first %llu while the "
                        "receiver keeps up) in %s over %s connections, mapped %s",
-                       (unsigned long long)t->shm_ring,
-                       (unsigned long long)(t->shm_compact && t->shm_compact < t->shm_ring
-                                                ? t->shm_compact
-                                                : t->shm_ring),
+                       (unsigned long long)t->shm_ring, (unsigned long long)t->shm_compact,
                        t->shm_dir, t->net->name,
                        t->shm_populate ? "whole when a pair connects (CSN_SHM_POPULATE=1)"
                                        : "page by page as they are touched (CSN_SHM_POPULATE=0)");
@@ -86,10 +83,7 @@ void csni_debug_open(const struct csni_proc *p)
                    "protocols: eager up to %zu bytes over shm (a blocking transmit up to %zu), "
                    "%zu over sockets; rendezvous beyond (%s); split copies (both sides copy) "
                    "from %zu bytes%s",
-                   t->use_shm ? t->shm_eager : 0,
-                   t->use_shm && t->shm_eager_blocking > t->shm_eager ? t->shm_eager_blocking
-                   : t->use_shm                                       ? t->shm_eager
-                                                                      : 0,
+                   t->use_shm ? t->shm_eager : 0, t->use_shm ? t->shm_eager_blocking : 0,
                    t->eager_max, pull, t->split_min,
                    t->split_min ? "" : " (never: CSN_SHM_SPLIT=0)");
     }
@@ -145,9 +139,9 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len, bool blocking)
     if (level < 3)
         return;
     bool shm = strcmp(tp, "shm") == 0;
-    size_t eager = shm ? p->tun.shm_eager : p->tun.eager_max;
-    if (shm && blocking && p->tun.shm_eager_blocking > eager) /* as match_send decides */
-        eager = p->tun.shm_eager_blocking;
+    size_t eager = !shm       ? p->tun.eager_max
+                   : blocking ? p->tun.shm_eager_blocking /* as match_send decides */
+                              : p->tun.shm_eager;
     bool pulled = shm && p->cma && len >= p->tun.pull_min &&
                   len < p->tun.pull_max; /* as match_send gives its address */
     const char *how;

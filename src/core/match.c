@@ -184,9 +184,7 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
     /* pp->conn is set once the peer is ready (NULL: never reached, lost); a move may change it,
      * and a frame given to the old one then goes to the new one (csni_conn_send). */
     struct csni_conn *c = lanes ? NULL : pp->conn;
-    size_t emax = pp->eager_max;
-    if (op->blocking && c && c->shm && p->tun.shm_eager_blocking > emax)
-        emax = p->tun.shm_eager_blocking;
+    size_t emax = op->blocking && c && c->shm ? p->tun.shm_eager_blocking : pp->eager_max;
     if (c && op->len <= emax &&
         !(c->shm && op->len > p->tun.shm_half_eager && match_pulled_both_ways(p, t, pp)) &&
         csni_credit_take(pp, csni_credit_cost(op->len))) {

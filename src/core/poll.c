@@ -100,10 +100,8 @@ static void poll_reap(struct csni_proc *p)
         if (!csni_conn_take_ended(c))
             continue;
         /* The descriptor goes back; a stranger's buffer and structure too, which a new
-         * connection may take at once: whose it was is read first. */
-        bool stranger = c->pp == NULL;
-        csni_conn_close(c);
-        if (stranger)
+         * connection may take at once. */
+        if (csni_conn_close(c))
             continue;
         if (c->broken)
             poll_break_pair(p, c);

@@ -21,6 +21,7 @@
 #include "core/wait.h"
 #include "names/names.h"
 #include "transport/ofi/ofi.h"
+#include "transport/shm/shm.h"
 
 static pthread_mutex_t proc_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool proc_forked; /* this process was forked from one that had loaded the library */
@@ -234,7 +235,7 @@ static csn_status proc_net_tunables(struct csni_proc *p)
      * way and both ways unchanged (BENCHMARKS.md, issue 19); 4 KiB gained less, 16 KiB
      * nothing. Off where ranks share CPUs: a rank that waits gives its CPU away, and its cache
      * with it. */
-    tun->shm_compact = v[12] == 0 ? 0 : v[12] < 4096 ? 4096 : v[12] & ~(uint64_t)63;
+    tun->shm_compact = csni_shm_compact_bytes(v[0], v[12]);
     tun->shm_eager = v[1] > tun->eager_max ? tun->eager_max : v[1];
     /* Not below 4 KiB: both ways at once, two copies of a message that small beat a pull's
      * system call (4 KiB eager 12.3 GB/s against 6.7 pulled, BENCHMARKS.md, issue 19). */
@@ -248,7 +249,8 @@ static csn_status proc_net_tunables(struct csni_proc *p)
      * than one pull from memory (8 KiB 4.9-5.3 against 3.0-3.5, 16 KiB 9.1-10.3 against
      * 3.8-4.3; BENCHMARKS.md, issue 19). Not knowing which, a blocking transmit keeps
      * CSN_SHM_EAGER unless this is set above it. */
-    tun->shm_eager_blocking = v[13] > tun->eager_max ? tun->eager_max : v[13];
+    v[13] = v[13] > tun->eager_max ? tun->eager_max : v[13];
+    tun->shm_eager_blocking = v[13] > tun->shm_eager ? v[13] : tun->shm_eager;
     /* Every rendezvous is pulled by the receiver, and where every rank has a CPU, from 32 KiB
      * on, copied by both processes at once (the receiver pulls the first half, the sender
      * writes the second), with the eager size 4 KiB: one copy of each byte, by two CPUs. On

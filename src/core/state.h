@@ -54,14 +54,14 @@ struct csni_tun {
     bool host_barrier;
     char shm_dir[256];
     uint64_t shm_ring;
-    uint64_t shm_compact; /* CSN_SHM_COMPACT: csni_shm_set_compact */
+    uint64_t shm_compact; /* CSN_SHM_COMPACT as used: csni_shm_compact_bytes */
     bool shm_membarrier;  /* the sleeper's membarrier stands in for the ringer's fence */
     bool shm_populate;    /* a pair's rings mapped whole at once (CSN_SHM_POPULATE) */
     size_t shm_eager;
     /* Half of it: longer receives count as large (t->large_rx), and longer messages may go as
      * a pulled rendezvous both ways at once, so csni_tx_now leaves them to match_send. */
     size_t shm_half_eager;
-    size_t shm_eager_blocking; /* CSN_SHM_EAGER_BLOCKING */
+    size_t shm_eager_blocking; /* a blocking transmit's shm eager limit, >= shm_eager */
     size_t split_min;          /* rendezvous at least this long: both sides copy (0: never) */
     size_t pull_min;           /* shm rendezvous at least this long: the receiver pulls it ... */
     size_t pull_max;           /* ... if shorter than this (CSNI_PULL_NEVER: no limit) */

@@ -276,12 +276,15 @@ void csni_shm_release(struct csni_shm *s)
                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
 }
 
-void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes)
+uint64_t csni_shm_compact_bytes(uint64_t ring_bytes, uint64_t bytes)
 {
     bytes &= ~(uint64_t)(SHM_LINE - 1);
-    s->compact = s->wrap_at = bytes == 0 || bytes >= s->ring_bytes ? s->ring_bytes
-                              : bytes < 4096                       ? 4096
-                                                                   : bytes;
+    return bytes == 0 || bytes >= ring_bytes ? ring_bytes : bytes < 4096 ? 4096 : bytes;
+}
+
+void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes)
+{
+    s->compact = s->wrap_at = csni_shm_compact_bytes(s->ring_bytes, bytes);
 }
 
 void csni_shm_unmap(struct csni_shm *s)
@@ -446,7 +449,7 @@ static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, 
          * part alone. */
         s->head_cache = atomic_load_explicit(&r->head, memory_order_acquire);
         avail = size - (tail - s->head_cache);
-        wrapped = avail == size && at > 0 ? shm_cap(at, avail - contig - SHM_LINE, pad) : 0;
+        wrapped = avail == size && at > 0 ? shm_cap(at, at - SHM_LINE, pad) : 0;
         if (wrapped >= total) {
             s->wrap_at = s->compact;
             size_t len = shm_fill(r, 0, pad, iov, n, wrapped);

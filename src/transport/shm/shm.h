@@ -43,9 +43,12 @@ csn_status csni_shm_create(const char *path, uint64_t ring_bytes, bool membarrie
                            struct csni_shm **out);
 csn_status csni_shm_attach(const char *path, bool membarrier, bool populate, struct csni_shm **out);
 void csni_shm_unmap(struct csni_shm *s);
-/* The producer keeps its records to the first bytes of its ring (rounded down to a cache line,
- * at least 4 KiB) while the consumer keeps up; 0 or the ring's size: the whole ring (the
- * default). Before the first write. */
+/* The bytes of a ring of ring_bytes its producer keeps to while the consumer keeps up, when
+ * asked for `bytes`: rounded down to a cache line, at least 4 KiB; 0 or the ring's size or
+ * more: the whole ring. */
+uint64_t csni_shm_compact_bytes(uint64_t ring_bytes, uint64_t bytes);
+/* The producer keeps its records to csni_shm_compact_bytes(its ring, bytes) while the consumer
+ * keeps up (the default: the whole ring). Before the first write. */
 void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes);
 /* Gives a dead connection's segment back to the system while threads may still hold pointers
  * into it: its range becomes fresh zero pages (a ring that reads as empty). Does not block;
