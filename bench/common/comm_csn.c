@@ -214,7 +214,8 @@ static void comm_record(int is_send, csn_netid id, void *buf, csn_status op)
         r->status = (int)op;
         r->opaque[COMM_OPSTATUS] = (uint64_t)op;
         r->opaque[COMM_COMPLETE] = 1;
-        memmove(&q->v[q->head + 1], &q->v[q->head], (i - q->head) * sizeof *q->v);
+        if (i > q->head) /* out of order: the older ones move up (in order: no call) */
+            memmove(&q->v[q->head + 1], &q->v[q->head], (i - q->head) * sizeof *q->v);
         if (++q->head == q->tail)
             q->head = q->tail = 0;
         return;

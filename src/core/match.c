@@ -2,9 +2,9 @@
  * the unexpected store or wait on the posted list, and each arriving message header is matched
  * to the first posted receive that accepts it. The rendezvous half is in rndv.c. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/complete.h"
+#include "core/copy.h"
 #include "core/credit.h"
 #include "core/match.h"
 #include "core/netid.h"
@@ -21,13 +21,6 @@
  * FI_OFI_RXM_RX_SIZE). */
 #define MATCH_FAB_RX_FAILED                                                                        \
     "cannot post a fabric receive (no memory, or the provider's receive queue is full)"
-
-/* memcpy that allows a NULL buffer with a length of 0 (a user's zero-length message). */
-static inline void match_copy(void *dst, const void *src, size_t n)
-{
-    if (n)
-        memcpy(dst, src, n);
-}
 
 static bool match_accepts(csn_netid filter, csn_netid src)
 {
@@ -65,7 +58,7 @@ static csn_status match_post_self(csn_transport *t, struct csni_op *op)
         return CSN_ILLEGAL_NETID;
     if ((rx = match_first_posted(d, t->id)) != NULL) {
         match_take_posted(d, rx, t->id, NULL, op->len);
-        match_copy(rx->buf, op->buf, op->len < rx->len ? op->len : rx->len);
+        csni_copy(rx->buf, op->buf, op->len < rx->len ? op->len : rx->len);
         csni_complete(d, rx, CSN_OK);
         csni_unlock(&d->lock);
         csni_complete_unlocked(op, CSN_OK);
@@ -83,7 +76,7 @@ static csn_status match_post_self(csn_transport *t, struct csni_op *op)
         (u->data = csni_pool_get(&p->store, op->len)) != NULL) {
         /* Buffered like an eager message: the transmit completes now. */
         atomic_fetch_add(&p->store.self_bytes, op->len);
-        match_copy(u->data, op->buf, op->len);
+        csni_copy(u->data, op->buf, op->len);
         u->kind = CSNI_UX_EAGER;
         u->complete = true;
         csni_ux_push(&d->ux, u);
@@ -369,7 +362,7 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
             return CSN_OK;
         }
         csni_ux_unlink(&t->ux, prev, u);
-        match_copy(op->buf, u->data, u->len < op->len ? u->len : op->len);
+        csni_copy(op->buf, u->data, u->len < op->len ? u->len : op->len);
         csni_pool_put(&p->store, u->data, u->len);
         if (u->pp)
             csni_credit_return(u->pp, csni_credit_cost(u->len), p->tun.window);
@@ -379,7 +372,7 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
         break;
     case CSNI_UX_SELF:
         csni_ux_unlink(&t->ux, prev, u);
-        match_copy(op->buf, u->txop->buf, u->len < op->len ? u->len : op->len);
+        csni_copy(op->buf, u->txop->buf, u->len < op->len ? u->len : op->len);
         deferred = u->txop;
         csni_complete(t, op, CSN_OK);
         break;
@@ -436,7 +429,7 @@ bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *ow
     }
     match_take_posted(t, op, src, c->pp, f->len);
     size_t n = f->len < op->len ? f->len : op->len;
-    match_copy(op->buf, payload, n);
+    csni_copy(op->buf, payload, n);
     if (own) {
         /* csni_complete's count of a large receive, which this path does without it (a
          * small message into a receive longer than half the eager size). */
@@ -568,7 +561,7 @@ static void match_to_posted(struct csni_conn *c, csn_transport *t, struct csni_o
         if (staged) {
             /* The whole payload is here already: place it and complete under this one lock
              * hold (the small-message path). */
-            match_copy(op->buf, staged, n);
+            csni_copy(op->buf, staged, n);
             csni_complete(t, op, CSN_OK);
             csni_unlock(&t->lock);
             csni_credit_owe(c, csni_credit_cost(f->len), p->tun.window);
@@ -621,7 +614,7 @@ static void match_to_store(struct csni_conn *c, csn_transport *t, const struct c
          * or staged: until then the placement points at it and nobody else may free it. */
         u->complete = false;
         if (staged)
-            match_copy(u->data, staged, f->len);
+            csni_copy(u->data, staged, f->len);
         *pl = (struct csni_place){
             .dst = staged ? NULL : u->data, .want = staged ? 0 : f->len, .ux = u, .t = t};
     }
@@ -766,7 +759,7 @@ static void match_ux_placed(struct csni_conn *c, const struct csni_frame *f,
     for (x = t->ux.head; x && x != u; prev = x, x = x->next)
         ;
     csni_ux_unlink(&t->ux, prev, u);
-    match_copy(op->buf, u->data, u->len < op->len ? u->len : op->len);
+    csni_copy(op->buf, u->data, u->len < op->len ? u->len : op->len);
     csni_complete(t, op, CSN_OK);
     csni_unlock(&t->lock);
     csni_pool_put(&p->store, u->data, u->len);
