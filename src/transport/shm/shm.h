@@ -71,6 +71,11 @@ ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n);
  * takes n of them (n <= *n). read: copies up to n bytes out of the records there: bytes, or
  * -1 with errno EAGAIN (nothing) or EPROTO (a corrupt record). None blocks. */
 bool csni_shm_has_data(const struct csni_shm *s);
+/* A hint, any thread, no lock: asks the lines of the record at the read position into our
+ * cache, at most max bytes of it (its first line, read by has_data, excepted). A receiver that
+ * waited for the record calls it before it takes the reader lock and decodes the header, so
+ * that the payload's lines cross from the writer's cache meanwhile. */
+void csni_shm_prefetch(const struct csni_shm *s, size_t max);
 int csni_shm_peek(struct csni_shm *s, const uint8_t **at, size_t *n);
 void csni_shm_consume(struct csni_shm *s, size_t n);
 ssize_t csni_shm_read(struct csni_shm *s, void *buf, size_t n);
