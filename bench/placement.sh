@@ -13,13 +13,17 @@
 #                 this machine shows 0.05-0.08 us near and 0.26-0.30 far)
 # Prints one line per run (config, round, line-floor, size, median MB/s or us), then per
 # config and size the median over all runs and over the near and the far runs apart, with
-# how many runs each has. Takes /tmp/csn-bench.lock itself (do not wrap it in flock).
+# how many runs each has; then, for every CONFIG after the first, per size the median over
+# rounds of each round's ratio to the first CONFIG's run (its figure over the first's: for
+# latency below 1 is faster), over all rounds and over the rounds whose two runs were both near
+# or both far: the host's moods move both runs of a round alike, where the plain medians mix
+# them. Takes /tmp/csn-bench.lock itself (do not wrap it in flock).
 # Why: csn's stream through the shared-memory ring halves where the vCPUs share no cache
 # while a single-copy pull does not (BENCHMARKS.md, issue 19): a comparison that mixes the
 # placements compares them, not the configurations.
 set -u
 me=placement.sh
-usage() { sed -n '4,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "$me: $2" >&2; exit "$1"; }
 
 rounds=6 sizes=256K,1M,4M,16M test=bibw far=0.15
@@ -86,16 +90,35 @@ for r in $(seq "$rounds"); do
 done
 echo
 awk -v far="$far" "$(cat "$(dirname "$0")/common/ratios.awk")"'
-{ c = $1; s = $7; x = $8; k = ($5 >= far) ? "far" : "near"
+{ c = $1; r = $3; s = $7; x = $8; k = ($5 >= far) ? "far" : "near"
+  if (first == "") first = c
   if (!((c, s) in seen)) { seen[c, s] = 1; order[++n] = c SUBSEP s }
-  all[c, s, ++na[c, s]] = x; pl[c, s, k, ++np[c, s, k]] = x }
+  all[c, s, ++na[c, s]] = x; pl[c, s, k, ++np[c, s, k]] = x
+  val[c, s, r] = x; cls[c, r] = k; if (r > nr) nr = r }
+# Latencies are fractions of a microsecond here: three decimals below 100, one above.
+function fmt(x) { return x < 100 ? sprintf("%9.3f", x) : sprintf("%9.1f", x) }
 function med(c, s, k,    a, i, m) {
   m = (k == "") ? na[c, s] : np[c, s, k]
   for (i = 1; i <= m; i++) a[i] = (k == "") ? all[c, s, i] : pl[c, s, k, i]
-  return m ? sprintf("%9.1f (%d)", median(a, m), m) : sprintf("%13s", "-")
+  return m ? sprintf("%s (%d)", fmt(median(a, m)), m) : sprintf("%13s", "-")
+}
+# The median over rounds of the ratio of c to the first config, run by run in each round (k: only the
+# rounds where both runs were of that placement).
+function ratio(c, s, k,    a, r, m) {
+  m = 0
+  for (r = 1; r <= nr; r++)
+    if ((c, s, r) in val && (first, s, r) in val && val[first, s, r] > 0 &&
+        (k == "" || (cls[c, r] == k && cls[first, r] == k)))
+      a[++m] = val[c, s, r] / val[first, s, r]
+  return m ? sprintf("%9.3f (%d)", median(a, m), m) : sprintf("%13s", "-")
 }
 END {
   printf "%-12s %9s %13s %13s %13s\n", "config", "size", "all (runs)", "near (runs)", "far (runs)"
   for (i = 1; i <= n; i++) { split(order[i], p, SUBSEP)
     printf "%-12s %9s %s %s %s\n", p[1], p[2], med(p[1], p[2], ""), med(p[1], p[2], "near"), med(p[1], p[2], "far") }
+  printf "\nagainst %s, the median of the per-round ratios (rounds)\n", first
+  printf "%-12s %9s %13s %13s %13s\n", "config", "size", "all", "both near", "both far"
+  for (i = 1; i <= n; i++) { split(order[i], p, SUBSEP)
+    if (p[1] != first)
+      printf "%-12s %9s %s %s %s\n", p[1], p[2], ratio(p[1], p[2], ""), ratio(p[1], p[2], "near"), ratio(p[1], p[2], "far") }
 }' "$T"

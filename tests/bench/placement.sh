@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/placement.sh, short: one round of two configurations (one csn with a variable, one
-# Open MPI when it is there), their rows and summary, and the argument errors.
+# Open MPI when it is there), their rows, summary and ratios, and the argument errors.
 # usage: placement.sh SCRIPT BUILD_DIR
 script=$1 build=$2
 . "$(dirname "$0")/common.sh"
@@ -21,4 +21,11 @@ for c in stream pull $( [ $mpi = 1 ] && echo mpi); do
     echo "$out" | grep -qE "^$c +round 1 line-floor [0-9.]+ size +262144 [0-9.]+$" || fail "no row for $c"
     echo "$out" | grep -qE "^$c +262144 +[0-9.]+ \(1\) " || fail "no summary for $c"
 done
+# The ratios against the first configuration, per round: one row for each of the others.
+ratios=$(echo "$out" | sed -n '/^against stream, the median of the per-round ratios/,$p')
+[ -n "$ratios" ] || fail "no table of ratios"
+for c in pull $( [ $mpi = 1 ] && echo mpi); do
+    echo "$ratios" | grep -qE "^$c +262144 +[0-9.]+ \(1\) " || fail "no ratio for $c"
+done
+echo "$ratios" | grep -qE "^stream " && fail "a ratio of the first configuration to itself"
 echo PASS

@@ -312,9 +312,14 @@ static __attribute__((noinline)) void shm_ring_bell(const struct csni_shm *s)
 
 /* Rings the other side if it armed the doorbell (armed) to sleep. Inlined by force: out of
  * line, the call cost every record written and every record consumed 10 instructions
- * (callgrind, BENCHMARKS.md, issue 19). */
-static inline __attribute__((always_inline)) void shm_ring_doorbell(struct csni_shm *s,
-                                                                    _Atomic uint32_t *armed)
+ * (callgrind, BENCHMARKS.md, issue 19). Not under ThreadSanitizer, where GCC refuses the fence
+ * once it is inlined (-Wtsan). */
+#if defined(__SANITIZE_THREAD__)
+#define SHM_DOORBELL_INLINE __attribute__((noinline))
+#else
+#define SHM_DOORBELL_INLINE inline __attribute__((always_inline))
+#endif
+static SHM_DOORBELL_INLINE void shm_ring_doorbell(struct csni_shm *s, _Atomic uint32_t *armed)
 {
     const struct shm_seg_hdr *h = s->base;
     if (s->asym && atomic_load_explicit(&h->asym[1 - s->side], memory_order_relaxed))
@@ -632,11 +637,12 @@ bool csni_shm_has_data(const struct csni_shm *s)
     return atomic_load_explicit(shm_slot(r, head & (s->ring_bytes - 1)), memory_order_acquire) != 0;
 }
 
-/* Prefetching every record's lines as it was read slowed a stream of 1 KiB messages (0.93x):
- * there the reader is not waiting, and the lines were on their way already. For a waiting
- * receive the lines of a 1 KiB record took 0.211 against 0.220 us a half round trip (20
- * alternated rounds, BENCHMARKS.md, issue 19). The header is the writer's, read without the
- * lock: a wrong one only prefetches other lines of the ring. */
+/* For a waiting receive, a 1 KiB message took 0.207 against 0.215 us a half round trip where
+ * the CPUs share a cache (20 alternated rounds), 256 B 0.50 against 0.60 where they do not
+ * (BENCHMARKS.md, issue 19). Prefetching every record's lines as it was read slowed a stream of
+ * 1 KiB messages instead (0.93x): its reader is not waiting, the lines were on their way
+ * already. The header is the writer's, read without the lock: a wrong one only prefetches
+ * other lines of the ring. */
 void csni_shm_prefetch(const struct csni_shm *s, size_t max)
 {
     struct shm_ring *r = s->in;
