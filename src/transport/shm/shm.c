@@ -286,15 +286,10 @@ uint64_t csni_shm_compact_bytes(uint64_t ring_bytes, uint64_t bytes)
     return bytes == 0 || bytes >= ring_bytes ? ring_bytes : bytes < 4096 ? 4096 : bytes;
 }
 
-uint64_t csni_shm_stream_bytes(uint64_t ring_bytes, uint64_t compact)
-{
-    return compact < ring_bytes / 4 ? 4 * compact : ring_bytes;
-}
-
 void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes)
 {
     s->compact = s->wrap_at = csni_shm_compact_bytes(s->ring_bytes, bytes);
-    s->stream = csni_shm_stream_bytes(s->ring_bytes, s->compact);
+    s->stream = s->compact < s->ring_bytes / 4 ? 4 * s->compact : s->ring_bytes;
 }
 
 void csni_shm_unmap(struct csni_shm *s)

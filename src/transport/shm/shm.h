@@ -49,9 +49,6 @@ void csni_shm_unmap(struct csni_shm *s);
  * asked for `bytes`: rounded down to a cache line, at least 4 KiB; 0 or the ring's size or
  * more: the whole ring. */
 uint64_t csni_shm_compact_bytes(uint64_t ring_bytes, uint64_t bytes);
-/* The bytes a stream keeps to while its consumer is less than half of them behind, for a
- * compact part of `compact` (csni_shm_compact_bytes): 4 times it, or the whole ring. */
-uint64_t csni_shm_stream_bytes(uint64_t ring_bytes, uint64_t compact);
 /* The producer keeps its records to csni_shm_compact_bytes(its ring, bytes) while the consumer
  * keeps up, and to 4 times that while the consumer is less than half of those behind (the
  * default: the whole ring). Before the first write. */
