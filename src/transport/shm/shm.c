@@ -52,14 +52,11 @@
  * BENCHMARKS.md, issue 19). So while the consumer keeps up, the producer keeps to the first
  * `compact` bytes of its ring: a record that would end past them goes to the start of the ring
  * behind a wrap marker, as at the ring's end, if the consumer has taken every record (the
- * producer reads head for that, once per such lap). If it has not (a stream), the lap runs on
- * to the end of the stream part (4 x compact), and goes back there if the consumer is less than
- * half of it behind: a stream of 1 KiB messages through 32 KiB took 1.07x the rate through the
- * whole 256 KiB where the CPUs share a cache (BENCHMARKS.md, issue 19). Further behind (a
- * burst), the lap runs on to the ring's end, so that the whole ring holds the burst. The
- * consumer needs no change: it follows wrap markers wherever they are. A burst that starts
- * with the very record that goes back finds room for what the consumer has taken only, until
- * it passes the marker. */
+ * producer reads head for that, once per such lap). If it has not (a stream the consumer lags
+ * behind), the lap runs on to the ring's end, so that the whole ring holds a burst. The consumer
+ * needs no change: it follows wrap markers wherever they are. A burst that starts with the very
+ * record that goes back finds room for the compact part only, until the consumer passes the
+ * marker. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -182,7 +179,7 @@ static csn_status shm_map(void *base, uint64_t ring_bytes, int side, bool asym,
         return CSN_NO_HEAP;
     }
     memset(s->slot_zeroed, 0xff, words * sizeof *s->slot_zeroed); /* a new ring is all zero */
-    s->compact = s->stream = s->wrap_at = ring_bytes;
+    s->compact = s->wrap_at = ring_bytes;
     s->base = base;
     s->size = shm_seg_size(ring_bytes);
     s->ring_bytes = ring_bytes;
@@ -289,7 +286,6 @@ uint64_t csni_shm_compact_bytes(uint64_t ring_bytes, uint64_t bytes)
 void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes)
 {
     s->compact = s->wrap_at = csni_shm_compact_bytes(s->ring_bytes, bytes);
-    s->stream = s->compact < s->ring_bytes / 4 ? 4 * s->compact : s->ring_bytes;
 }
 
 void csni_shm_unmap(struct csni_shm *s)
@@ -463,24 +459,20 @@ static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, 
     /* avail >= SHM_LINE always: the slot at tail is ours (zeroed, the consumer waits on it). */
     uint64_t avail = size - (tail - s->head_cache), here, wrapped;
     if (at + shm_rec_bytes(pad << SHM_PAD_SHIFT | total) > s->wrap_at) {
-        /* Past the compact part: back to the start if the consumer took all there is; past
-         * the stream part, if it is less than half of that behind. Not while more is to be
-         * taken: the marker's skip counts against the space until the consumer passed it, and
-         * a burst would find room for what the consumer has taken alone. */
+        /* Past the compact part: back to the start if the consumer took all there is. Not
+         * while records are still to be taken: the marker's skip would count against the
+         * space until the consumer passed it, and a burst would find room for the compact
+         * part alone. */
         s->head_cache = atomic_load_explicit(&r->head, memory_order_acquire);
         avail = size - (tail - s->head_cache);
-        bool back = at > 0 && (avail == size || (s->wrap_at == s->stream && s->stream < size &&
-                                                 size - avail < s->stream / 2));
-        wrapped =
-            back && avail > contig + SHM_LINE ? shm_cap(at, avail - contig - SHM_LINE, pad) : 0;
+        wrapped = avail == size && at > 0 ? shm_cap(at, at - SHM_LINE, pad) : 0;
         if (wrapped >= total) {
             s->wrap_at = s->compact;
             size_t len = shm_fill(r, 0, pad, iov, n, wrapped);
             shm_publish(s, r, tail, contig, pad, len);
             return (ssize_t)len;
         }
-        /* It lags: this lap runs on to the stream part's end, or to the ring's. */
-        s->wrap_at = s->wrap_at == s->compact && s->stream > s->compact ? s->stream : size;
+        s->wrap_at = size; /* it lags: this lap runs on to the ring's end */
     }
     for (int look = 0;; look++) {
         here = shm_cap(contig, avail - SHM_LINE, pad);

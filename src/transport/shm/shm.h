@@ -29,8 +29,6 @@ struct csni_shm {
     uint64_t *slot_zeroed; /* producer's: a bit per ring line whose slot reads 0 once consumed */
     uint64_t compact;      /* producer's: the bytes at the start of the out ring kept to while
                             * the consumer keeps up (shm.c, "Compact"); ring_bytes: all */
-    uint64_t stream;       /* producer's: kept to while the consumer is at most half of them
-                            * behind (a stream; 4 x compact); ring_bytes: all */
     uint64_t wrap_at;      /* producer's: where this lap goes back to the start */
 };
 
@@ -50,8 +48,7 @@ void csni_shm_unmap(struct csni_shm *s);
  * more: the whole ring. */
 uint64_t csni_shm_compact_bytes(uint64_t ring_bytes, uint64_t bytes);
 /* The producer keeps its records to csni_shm_compact_bytes(its ring, bytes) while the consumer
- * keeps up, and to 4 times that while the consumer is less than half of those behind (the
- * default: the whole ring). Before the first write. */
+ * keeps up (the default: the whole ring). Before the first write. */
 void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes);
 /* Gives a dead connection's segment back to the system while threads may still hold pointers
  * into it: its range becomes fresh zero pages (a ring that reads as empty). Does not block;
