@@ -400,7 +400,7 @@ static void poll_ring(struct csni_proc *p, struct csni_conn *c)
     struct csni_shm *s = atomic_load_explicit(&c->ring, memory_order_acquire);
     if (!s)
         return;
-    if (csni_shm_has_data(s))
+    if (csni_shm_has_data(s, 0))
         csni_poll_serve(p, c, false);
     if (atomic_load_explicit(&c->tx_pending, memory_order_relaxed))
         csni_conn_flush(c, false);
@@ -420,10 +420,9 @@ int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own)
         struct csni_shm *s = atomic_load_explicit(&c->ring, memory_order_acquire);
         if (atomic_load_explicit(&c->tx_pending, memory_order_relaxed))
             return -1;
-        if (!s || !csni_shm_has_data(s))
+        /* Waited for: the payload's lines come while we lock and decode. */
+        if (!s || !csni_shm_has_data(s, own ? POLL_PREFETCH_MAX : 0))
             continue;
-        if (own) /* waited for: the payload's lines come while we lock and decode */
-            csni_shm_prefetch(s, POLL_PREFETCH_MAX);
         if (!csni_conn_rx_trylock(c))
             return -1;
         struct csni_frame f;

@@ -339,7 +339,7 @@ static void test_doorbell(bool membarrier)
             continue;
         struct pollfd pf = {.fd = sv[0], .events = POLLIN};
         int n = poll(&pf, 1, 2000);
-        if (n == 0 && csni_shm_has_data(tx)) {
+        if (n == 0 && csni_shm_has_data(tx, 0)) {
             fprintf(stderr, "doorbell: record %u was there, nobody rang (membarrier %d)\n", k,
                     (int)membarrier);
             CHECK(0);

@@ -630,33 +630,29 @@ bad:
     return -1;
 }
 
-bool csni_shm_has_data(const struct csni_shm *s)
-{
-    struct shm_ring *r = s->in;
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    return atomic_load_explicit(shm_slot(r, head & (s->ring_bytes - 1)), memory_order_acquire) != 0;
-}
-
-/* For a waiting receive, a 1 KiB message took 0.207 against 0.215 us a half round trip where
- * the CPUs share a cache (20 alternated rounds), 256 B 0.50 against 0.60 where they do not
- * (BENCHMARKS.md, issue 19). Prefetching every record's lines as it was read slowed a stream of
- * 1 KiB messages instead (0.93x): its reader is not waiting, the lines were on their way
- * already. The header is the writer's, read without the lock: a wrong one only prefetches
+/* prefetch: for a waiting receive, a 1 KiB message took 0.207 against 0.215 us a half round
+ * trip where the CPUs share a cache (20 alternated rounds), 256 B 0.50 against 0.60 where they
+ * do not (BENCHMARKS.md, issue 19). Prefetching every record's lines as it was read slowed a
+ * stream of 1 KiB messages instead (0.93x): its reader is not waiting, the lines were on their
+ * way already. The header is the writer's, read without the lock: a wrong one only prefetches
  * other lines of the ring. */
-void csni_shm_prefetch(const struct csni_shm *s, size_t max)
+bool csni_shm_has_data(const struct csni_shm *s, size_t prefetch)
 {
     struct shm_ring *r = s->in;
     uint64_t at = atomic_load_explicit(&r->head, memory_order_relaxed) & (s->ring_bytes - 1);
-    uint64_t h = atomic_load_explicit(shm_slot(r, at), memory_order_relaxed);
-    if (h == SHM_WRAP)
-        return;
-    uint64_t end = shm_rec_bytes(h);
-    if (end > max)
-        end = max;
-    if (end > s->ring_bytes - at)
-        end = s->ring_bytes - at;
-    for (uint64_t off = SHM_LINE; off < end; off += SHM_LINE)
-        __builtin_prefetch(r->data + at + off);
+    uint64_t h = atomic_load_explicit(shm_slot(r, at), memory_order_acquire);
+    if (h == 0)
+        return false;
+    if (prefetch && h != SHM_WRAP) {
+        uint64_t end = shm_rec_bytes(h);
+        if (end > prefetch)
+            end = prefetch;
+        if (end > s->ring_bytes - at)
+            end = s->ring_bytes - at;
+        for (uint64_t off = SHM_LINE; off < end; off += SHM_LINE)
+            __builtin_prefetch(r->data + at + off);
+    }
+    return true;
 }
 
 /* Before the progress thread sleeps: arm the doorbells, then look once more. Returns true
@@ -667,7 +663,7 @@ bool csni_shm_arm(struct csni_shm *s, bool want_space)
     if (want_space)
         atomic_store(&s->out->tx_armed, 1);
     atomic_thread_fence(memory_order_seq_cst);
-    if (csni_shm_has_data(s))
+    if (csni_shm_has_data(s, 0))
         return true;
     if (want_space) {
         uint64_t tail = atomic_load_explicit(&s->out->tail, memory_order_relaxed);

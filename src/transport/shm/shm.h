@@ -65,17 +65,15 @@ bool csni_shm_write_eager(struct csni_shm *s, uint64_t dst, uint64_t src, const 
                           size_t len);
 ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n);
 
-/* Consumer side (one thread at a time). has_data: lock-free look at the inbound ring.
+/* Consumer side (one thread at a time). has_data: lock-free look at the inbound ring (any
+ * thread); with prefetch, a record found there has its lines asked into our cache, at most
+ * that many bytes of it: a receiver that waited for it looks so, and the payload's lines cross
+ * from the writer's cache while it takes the reader lock and decodes the header.
  * peek: the unread bytes of the record at the read position, in place: 1 (*at, *n set),
  * 0 (nothing yet) or -1 (a corrupt record header: drop the connection); consume(s, n) then
  * takes n of them (n <= *n). read: copies up to n bytes out of the records there: bytes, or
  * -1 with errno EAGAIN (nothing) or EPROTO (a corrupt record). None blocks. */
-bool csni_shm_has_data(const struct csni_shm *s);
-/* A hint, any thread, no lock: asks the lines of the record at the read position into our
- * cache, at most max bytes of it (its first line, read by has_data, excepted). A receiver that
- * waited for the record calls it before it takes the reader lock and decodes the header, so
- * that the payload's lines cross from the writer's cache meanwhile. */
-void csni_shm_prefetch(const struct csni_shm *s, size_t max);
+bool csni_shm_has_data(const struct csni_shm *s, size_t prefetch);
 int csni_shm_peek(struct csni_shm *s, const uint8_t **at, size_t *n);
 void csni_shm_consume(struct csni_shm *s, size_t n);
 ssize_t csni_shm_read(struct csni_shm *s, void *buf, size_t n);
