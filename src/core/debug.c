@@ -9,6 +9,7 @@
 #include "core/netid.h"
 #include "core/state.h"
 #include "transport/ofi/ofi.h"
+#include "transport/shm/shm.h"
 #include "names/hosts.h"
 
 _Atomic int csni_debug_level;
@@ -51,13 +52,16 @@ void csni_debug_open(const struct csni_proc *p)
                    t->use_shm ? "shm" : t->net->name,
                    p->listen2_net ? p->listen2_net->name : "none (the job runs on one host)");
         if (t->use_shm)
-            debug_line(p,
-                       "shm: rings of %llu bytes (records kept to the first %llu while the "
-                       "receiver keeps up) in %s over %s connections, mapped %s",
-                       (unsigned long long)t->shm_ring, (unsigned long long)t->shm_compact,
-                       t->shm_dir, t->net->name,
-                       t->shm_populate ? "whole when a pair connects (CSN_SHM_POPULATE=1)"
-                                       : "page by page as they are touched (CSN_SHM_POPULATE=0)");
+            debug_line(
+                p,
+                "shm: rings of %llu bytes (records kept to the first %llu while the "
+                "receiver keeps up, to the first %llu while it follows a one-way stream) in %s "
+                "over %s connections, mapped %s",
+                (unsigned long long)t->shm_ring, (unsigned long long)t->shm_compact,
+                (unsigned long long)csni_shm_stream_bytes(t->shm_ring, t->shm_compact), t->shm_dir,
+                t->net->name,
+                t->shm_populate ? "whole when a pair connects (CSN_SHM_POPULATE=1)"
+                                : "page by page as they are touched (CSN_SHM_POPULATE=0)");
         debug_line(p, "barrier: %s",
                    t->host_barrier
                        ? "a counter in shared memory from the third (all ranks on this host)"

@@ -159,7 +159,8 @@ static void test_laps_read(uint64_t size, size_t max, uint64_t compact)
 
 /* Compact: while the consumer keeps up, every record ends within the ring's first bytes; a
  * burst the consumer lags behind still fills the whole ring, and once it is taken the records
- * keep to the first bytes again. */
+ * keep to the first bytes again; a stream the consumer follows closely keeps to the stream
+ * part (4 x the compact part). */
 #define COMPACT_RING 32768u
 #define COMPACT 4096u
 static unsigned compact_burst(uint8_t *pay, size_t len, uint32_t *w)
@@ -212,10 +213,37 @@ static void test_compact(void)
             CHECK(take(r) == 0);
         }
     }
+    /* A stream the consumer follows a record behind: after a lap, every record ends within
+     * the stream part (4 x COMPACT), not the whole ring; unless the peer streams to us as
+     * well (both = 1): then the laps run through the whole ring. */
+    unsigned beyond[2] = {0, 0};
+    for (int both = 0; both < 2; both++) {
+        make(pay, w, sizeof pay);
+        CHECK(wr(tx, w++, pay, sizeof pay));
+        for (unsigned i = 0; i < 3 * COMPACT_RING / sizeof pay; i++, w++, r++) {
+            make(pay, w, sizeof pay);
+            CHECK(wr(tx, w, pay, sizeof pay));
+            CHECK(csni_shm_peek(rx, &at, &n) == 1);
+            if (i >= COMPACT_RING / sizeof pay)
+                beyond[both] += at + n > start + 4 * COMPACT;
+            CHECK(take(r) == 1);
+            if (both) {
+                /* A record the other way, taken at once (tx's in ring). */
+                CHECK(wr(rx, i, pay, sizeof pay));
+                CHECK(csni_shm_peek(tx, &at, &n) == 1);
+                csni_shm_consume(tx, n);
+            }
+        }
+        CHECK(take(r++) == 1);
+        CHECK(take(r) == 0);
+    }
+    CHECK(beyond[0] == 0);
+    CHECK(beyond[1] > 0);
     ring_close();
-    printf("compact: records kept to the first %u bytes of a %u-byte ring one by one; a burst "
-           "of %u records (%u without compact) in between\n",
-           COMPACT, COMPACT_RING, burst, whole);
+    printf("compact: records kept to the first %u bytes of a %u-byte ring one by one, to the "
+           "first %u a record behind (%u records past it with a stream back); a burst of %u "
+           "records (%u without compact) in between\n",
+           COMPACT, COMPACT_RING, 4 * COMPACT, beyond[1], burst, whole);
 }
 
 static void test_full(void)

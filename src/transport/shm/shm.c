@@ -52,11 +52,15 @@
  * BENCHMARKS.md, issue 19). So while the consumer keeps up, the producer keeps to the first
  * `compact` bytes of its ring: a record that would end past them goes to the start of the ring
  * behind a wrap marker, as at the ring's end, if the consumer has taken every record (the
- * producer reads head for that, once per such lap). If it has not (a stream the consumer lags
- * behind), the lap runs on to the ring's end, so that the whole ring holds a burst. The consumer
- * needs no change: it follows wrap markers wherever they are. A burst that starts with the very
- * record that goes back finds room for the compact part only, until the consumer passes the
- * marker. */
+ * producer reads head for that, once per such lap). If it has not (a stream), the lap runs on
+ * to the end of the stream part (4 x compact), and goes back there if the consumer is less than
+ * half of it behind: a stream of 1 KiB messages through 32 KiB took 1.07x the rate through the
+ * whole 256 KiB where the CPUs share a cache (BENCHMARKS.md, issue 19). Further behind (a
+ * burst), or while the peer streams to us as well (both ways, each side writing its own window
+ * would find room for what the other had taken alone), the lap runs on to the ring's end. The
+ * consumer needs no change: it follows wrap markers wherever they are. A burst that starts
+ * with the very record that goes back finds room for what the consumer has taken only, until
+ * it passes the marker. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -179,7 +183,7 @@ static csn_status shm_map(void *base, uint64_t ring_bytes, int side, bool asym,
         return CSN_NO_HEAP;
     }
     memset(s->slot_zeroed, 0xff, words * sizeof *s->slot_zeroed); /* a new ring is all zero */
-    s->compact = s->wrap_at = ring_bytes;
+    s->compact = s->stream = s->wrap_at = ring_bytes;
     s->base = base;
     s->size = shm_seg_size(ring_bytes);
     s->ring_bytes = ring_bytes;
@@ -283,9 +287,15 @@ uint64_t csni_shm_compact_bytes(uint64_t ring_bytes, uint64_t bytes)
     return bytes == 0 || bytes >= ring_bytes ? ring_bytes : bytes < 4096 ? 4096 : bytes;
 }
 
+uint64_t csni_shm_stream_bytes(uint64_t ring_bytes, uint64_t compact)
+{
+    return compact < ring_bytes / 4 ? 4 * compact : ring_bytes;
+}
+
 void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes)
 {
     s->compact = s->wrap_at = csni_shm_compact_bytes(s->ring_bytes, bytes);
+    s->stream = csni_shm_stream_bytes(s->ring_bytes, s->compact);
 }
 
 void csni_shm_unmap(struct csni_shm *s)
@@ -459,20 +469,34 @@ static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, 
     /* avail >= SHM_LINE always: the slot at tail is ours (zeroed, the consumer waits on it). */
     uint64_t avail = size - (tail - s->head_cache), here, wrapped;
     if (at + shm_rec_bytes(pad << SHM_PAD_SHIFT | total) > s->wrap_at) {
-        /* Past the compact part: back to the start if the consumer took all there is. Not
-         * while records are still to be taken: the marker's skip would count against the
-         * space until the consumer passed it, and a burst would find room for the compact
-         * part alone. */
+        /* Past the compact part: back to the start if the consumer took all there is; past
+         * the stream part, if it is less than half of that behind. Not while more is to be
+         * taken: the marker's skip counts against the space until the consumer passed it, and
+         * a burst would find room for what the consumer has taken alone. */
         s->head_cache = atomic_load_explicit(&r->head, memory_order_acquire);
         avail = size - (tail - s->head_cache);
-        wrapped = avail == size && at > 0 ? shm_cap(at, at - SHM_LINE, pad) : 0;
+        bool back = at > 0 && avail == size;
+        if (!back && at > 0) {
+            /* A stream. Back at the stream mark only if the peer wrote at most a quarter of the
+             * stream part to us since the compact mark: a stream both ways, each side busy
+             * writing its own, keeps the whole ring (both ways at 1-4 KiB the stream part alone
+             * cost 0.88-0.92x, BENCHMARKS.md, issue 19). Not read where the ring is empty at
+             * the mark (a ping-pong): a line the peer writes. */
+            uint64_t in = atomic_load_explicit(&s->in->tail, memory_order_relaxed);
+            back = s->wrap_at == s->stream && s->stream < size && size - avail < s->stream / 2 &&
+                   in - s->in_seen <= s->stream / 4;
+            s->in_seen = in;
+        }
+        wrapped =
+            back && avail > contig + SHM_LINE ? shm_cap(at, avail - contig - SHM_LINE, pad) : 0;
         if (wrapped >= total) {
             s->wrap_at = s->compact;
             size_t len = shm_fill(r, 0, pad, iov, n, wrapped);
             shm_publish(s, r, tail, contig, pad, len);
             return (ssize_t)len;
         }
-        s->wrap_at = size; /* it lags: this lap runs on to the ring's end */
+        /* It lags: this lap runs on to the stream part's end, or to the ring's. */
+        s->wrap_at = s->wrap_at == s->compact && s->stream > s->compact ? s->stream : size;
     }
     for (int look = 0;; look++) {
         here = shm_cap(contig, avail - SHM_LINE, pad);

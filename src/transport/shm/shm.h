@@ -29,7 +29,10 @@ struct csni_shm {
     uint64_t *slot_zeroed; /* producer's: a bit per ring line whose slot reads 0 once consumed */
     uint64_t compact;      /* producer's: the bytes at the start of the out ring kept to while
                             * the consumer keeps up (shm.c, "Compact"); ring_bytes: all */
+    uint64_t stream;       /* producer's: kept to while the consumer is at most half of them
+                            * behind (a stream; 4 x compact); ring_bytes: all */
     uint64_t wrap_at;      /* producer's: where this lap goes back to the start */
+    uint64_t in_seen;      /* producer's: the in ring's tail at the last mark (shm.c) */
 };
 
 /* The creating side makes the segment at path (O_EXCL: never someone else's file), sized and
@@ -47,8 +50,12 @@ void csni_shm_unmap(struct csni_shm *s);
  * asked for `bytes`: rounded down to a cache line, at least 4 KiB; 0 or the ring's size or
  * more: the whole ring. */
 uint64_t csni_shm_compact_bytes(uint64_t ring_bytes, uint64_t bytes);
+/* The bytes a stream keeps to while its consumer is less than half of them behind, for a
+ * compact part of `compact` (csni_shm_compact_bytes): 4 times it, or the whole ring. */
+uint64_t csni_shm_stream_bytes(uint64_t ring_bytes, uint64_t compact);
 /* The producer keeps its records to csni_shm_compact_bytes(its ring, bytes) while the consumer
- * keeps up (the default: the whole ring). Before the first write. */
+ * keeps up, and to 4 times that while the consumer is less than half of those behind (the
+ * default: the whole ring). Before the first write. */
 void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes);
 /* Gives a dead connection's segment back to the system while threads may still hold pointers
  * into it: its range becomes fresh zero pages (a ring that reads as empty). Does not block;
