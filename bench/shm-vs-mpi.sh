@@ -8,7 +8,9 @@
 #   / cma-floor (the bandwidth rows' bytes pulled with process_vm_readv, no library: their
 #   floor, from 64 KiB; and one way copied half by each process: the floor of csn's split
 #   copies) / copy-floor (an eager ping-pong's two copies through a shared slot, no library:
-#   the latency rows' floor up to 4 KiB), run alternately so that slow drifts of the machine hit all alike. Per size, the
+#   the latency rows' floor up to 4 KiB) / cma-floor --test lat (a ping-pong of messages
+#   announced, pulled whole and answered, no library: the floor of a rendezvous latency at 8-64
+#   KiB), run alternately so that slow drifts of the machine hit all alike. Per size, the
 #   figures are medians over the rounds of each round's median, and the ratios medians over
 #   the rounds of the per-round ratios (pairs measured minutes apart, not hours). line-floor
 #   (the machine's core-to-core latency, no library) runs before csn, between csn and MPI and
@@ -167,6 +169,8 @@ while [ "$r" -le "$ROUNDS" ]; do
     # The latency rows' floor between the two libraries' runs, in the placement they share
     # most likely (the host moves the vCPUs within seconds).
     [ ! -x "$COPYF" ] || run "$T/copy.$r.txt" "$COPYF" --max 4K "${FLOOR_BIND[@]}" --json "$T/copy.$r.json"
+    [ ! -x "$FLOOR" ] || run "$T/pull.$r.txt" "$FLOOR" --test lat --sizes 8K,16K,32K,64K "${FLOOR_BIND[@]}" \
+        --json "$T/pull.$r.json"
     mid=$(line_sample)
     # shellcheck disable=SC2086
     run "$T/mpi.$r.txt" "$MPIRUN" "${MPI_BIND[@]}" -np 2 "$PPMPI" $PP_ARGS $REUSE --json "$T/mpi.$r.json"
@@ -222,7 +226,7 @@ function ratio(k1, m1, k2, m2, s,    r, n, a) {
     return median(a, n)
 }
 # The goal lines over the counted rounds (want: all, or one placement).
-function goals(title,    i, s, x, y, fl, sf, nbw, okbw, badbw, nmc, okmc, badmc, nst, okst, badst, nlat, oklat, badlat, nbi, okbi, badbi) {
+function goals(title,    i, s, x, y, fl, pf, sf, nbw, okbw, badbw, nmc, okmc, badmc, nst, okst, badst, nlat, oklat, badlat, nbi, okbi, badbi) {
     print title
     for (i = 1; i <= nsizes; i++) {
         s = order[i]
@@ -255,6 +259,13 @@ function goals(title,    i, s, x, y, fl, sf, nbw, okbw, badbw, nmc, okmc, badmc,
     }
     if (nst) printf "#   streaming 1..4K: csn/MPI >= 1.0 at %d of %d sizes%s\n", okst, nst, badst == "" ? "" : " (not at" badst ")"
     if (nlat) printf "#   latency, every size: csn/MPI <= 1.0 at %d of %d sizes%s\n", oklat, nlat, badlat == "" ? "" : " (not at" badlat ")"
+    # Where a rendezvous latency is missed: each library against the floor of a pulled ping-pong.
+    for (i = 1; badlat != "" && i <= nsizes; i++) {
+        s = order[i]
+        if ((x = ratio("csn", "lat", "mpi", "lat", s)) != "" && x > 1.0 && (y = ratio("csn", "lat", "pull", "lat", s)) != "")
+            pf = pf sprintf(" %d %.2f/%.2f", s, y, ratio("mpi", "lat", "pull", "lat", s))
+    }
+    if (pf != "") printf "#     those sizes against the pulled floor (cma-floor --test lat: announced, pulled whole, answered, no library), csn/floor and MPI/floor:%s\n", pf
     if (nbi) printf "#   bidirectional 64K..: csn/MPI >= 1.0 at %d of %d sizes%s\n", okbi, nbi, badbi == "" ? "" : " (not at" badbi ")"
     # Where both ways is missed: how far each library is from the copy floor (issue 19, item 5).
     for (i = 1; nfloor && badbi != "" && i <= nsizes; i++) {
@@ -295,6 +306,8 @@ END {
     if (nfloor) print "# fl_bibw: cma-floor, the same bytes both ways pulled with one process_vm_readv per message, no library; c/fl, m/fl: csn, MPI against it"
     for (i = 1; i <= nsizes; i++) if ((x = med("copy", "lat", order[i])) != "") cf = cf sprintf(" %d %.3f", order[i], x)
     if (cf != "") print "# copy-floor (latency us, an eager ping-pong'"'"'s two copies through one shared slot, no library):" cf
+    for (i = 1; i <= nsizes; i++) if ((x = med("pull", "lat", order[i])) != "") pl = pl sprintf(" %d %.3f", order[i], x)
+    if (pl != "") print "# cma-floor --test lat (latency us, a ping-pong of messages announced, pulled whole and answered, no library):" pl
     print ""
     goals("# goals (for the shared-memory transport; measured as is):")
     noise_line()
@@ -306,7 +319,7 @@ END {
     }
     want = ""
     if (tilde) print "#   SIZE~: missed by less than that noise"
-}' "${LINE[@]}" "$T"/csn.*.json "$T"/mpi.*.json "$T"/memcpy.*.json $(ls "$T"/floor.*.json "$T"/copy.*.json 2>/dev/null)
+}' "${LINE[@]}" "$T"/csn.*.json "$T"/mpi.*.json "$T"/memcpy.*.json $(ls "$T"/floor.*.json "$T"/copy.*.json "$T"/pull.*.json 2>/dev/null)
 echo
 
 # Two ranks on one core: both launchers under taskset -c 0 (children inherit the affinity).

@@ -51,6 +51,11 @@ if(TARGET memcpy-bench)
                "$<TARGET_FILE:cma-floor>|--test|split|--sizes|64K,1M|--samples|1|--iters|1"
                "split_med +split_max +iters +window\n +65536 +nan +nan +nan +nan +[0-9.]+ +[0-9.]+ +1 +64\n +1048576 "
                2)
+  # A ping-pong of pulled messages: half round trips, median and min, round trips per batch.
+  pp_json_test(pingpong_cma_floor_lat
+               "$<TARGET_FILE:cma-floor>|--test|lat|--sizes|8K,64K|--samples|3|--iters|50"
+               "lat_med +lat_min +lat_iters\n +8192 +nan +nan +nan +nan +[0-9]+ +64 +[0-9.]+ +[0-9.]+ +50\n +65536 "
+               2)
   add_test(NAME pingpong_cma_floor_pp_bad
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:cma-floor>|--test|bw,bx" -DRC=2
                    -DERR_MATCH=--test -DONE_LINE=1 -P ${PP_CHECK})
@@ -59,7 +64,8 @@ if(TARGET memcpy-bench)
                    ${PROJECT_SOURCE_DIR}/bench/cma-batch.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(pingpong_cma_batch PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
   set_tests_properties(pingpong_cma_floor pingpong_cma_floor_bad pingpong_cma_floor_pp
-                       pingpong_cma_floor_split pingpong_cma_floor_pp_bad PROPERTIES TIMEOUT 60)
+                       pingpong_cma_floor_split pingpong_cma_floor_lat pingpong_cma_floor_pp_bad
+                       PROPERTIES TIMEOUT 60)
   # An eager ping-pong's two copies through a reused slot and through a ring (no library).
   pp_json_test(pingpong_copy_floor
                "$<TARGET_FILE:copy-floor>|--sizes|8,1K|--samples|3|--iters|200|--ring|8K"

@@ -13,8 +13,10 @@
  *   timed batches in MB/s (1e6 B/s), printed and written (--json) as pingpong's are, so that
  *   bench/shm-vs-mpi.sh sets the floor beside csn's and Open MPI's figures. --test split: one
  *   way, each message copied by both processes at once (A pulls the first half, B writes the
- *   second into A's buffer with process_vm_writev): the floor of csn's split copies. See
- *   --help. */
+ *   second into A's buffer with process_vm_writev): the floor of csn's split copies. --test
+ *   lat: a ping-pong of pulled messages, each announced by a counter in shared memory, pulled
+ *   whole by its receiver, whose own announcement answers it: the floor of a rendezvous
+ *   ping-pong's half round trip (pingpong --test lat from CSN_SHM_EAGER up). See --help. */
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
@@ -42,12 +44,15 @@ static const char floor_usage[] =
     "Second form: the bytes of pingpong's bw and bibw: each message pulled from the peer's one\n"
     "send buffer into the next of a window of receive buffers; MB/s (1e6 B/s), median and max\n"
     "of timed batches (sizes below --from are left out; --iters counts windows per batch,\n"
-    "by default enough for 128 MiB).\n"
+    "by default enough for 128 MiB; for lat, round trips, by default enough for 10 ms).\n"
     "Options:\n"
-    "  --test LIST        any of bw (A pulls, B waits), bibw (both pull at once) and split\n"
+    "  --test LIST        any of bw (A pulls, B waits), bibw (both pull at once), split\n"
     "                     (one way, A pulls the first half of each message while B writes\n"
     "                     the second into A's buffer with process_vm_writev: csn's split\n"
-    "                     copy), comma-separated\n"
+    "                     copy) and lat (a ping-pong: each message announced by a counter\n"
+    "                     in shared memory and pulled whole by its receiver, whose own\n"
+    "                     message answers it; half round trip in us, median and min),\n"
+    "                     comma-separated\n"
     "  --from SIZE        leave out sizes below SIZE (default 1)\n"
     "  --bind             A on the first CPU it may use, B on the second (as csnrun\n"
     "                     --bind-to core and mpirun's default place two ranks)\n"
@@ -61,16 +66,20 @@ struct floor_sync {
     _Atomic int go;   /* phase number to start (A writes; -1: B exits) */
     _Atomic int done; /* phase number B finished */
     _Atomic int ready;
-    int mode;      /* FLOOR_BW, FLOOR_BIBW (B pulls too) or FLOOR_SPLIT (B writes half) */
+    int mode;      /* FLOOR_BW, FLOOR_BIBW (B pulls too), FLOOR_SPLIT (B writes half), FLOOR_LAT */
     size_t size;   /* message size */
     int window;    /* receive buffers, used in turn */
     int batch;     /* messages per process_vm_readv */
     long n;        /* messages */
     double b_secs; /* B's time, or -1 */
+    /* FLOOR_LAT: the messages A and B announced in this phase (each side writes its own and
+     * reads the other's: a line each). */
+    _Alignas(64) _Atomic long sent[2];
+    _Alignas(64) char pad;
 };
 
 #define FLOOR_BATCH_MAX 64
-enum { FLOOR_BW, FLOOR_BIBW, FLOOR_SPLIT, FLOOR_MODES };
+enum { FLOOR_BW, FLOOR_BIBW, FLOOR_SPLIT, FLOOR_LAT, FLOOR_MODES };
 
 /* Where a split message of size bytes divides: half, on a page (as csn's csni_split_at). */
 static size_t floor_split_at(size_t size)
@@ -116,6 +125,30 @@ static double floor_copy(pid_t pid, unsigned char *dst, const unsigned char *src
     return pp_now() - t0;
 }
 
+/* FLOOR_LAT, side me (0: A, who sends first; 1: B): n round trips of a size-byte message
+ * announced by s->sent[me], pulled whole from pid's src into our dst, answered by our own. A
+ * failed pull is announced as done (the peer must not wait) and returns -1. Returns seconds. */
+static double floor_pingpong(struct floor_sync *s, int me, pid_t pid, unsigned char *dst,
+                             const unsigned char *src, size_t size, long n)
+{
+    int bad = 0;
+    double t0 = pp_now();
+    for (long i = 1; i <= n; i++) {
+        if (me == 0)
+            atomic_store_explicit(&s->sent[0], i, memory_order_release);
+        for (unsigned spin = 1; atomic_load_explicit(&s->sent[1 - me], memory_order_acquire) < i;
+             spin++)
+            if ((spin & 0xfffff) == 0 && kill(pid, 0) != 0)
+                return -1.0;
+        struct iovec l = {.iov_base = dst, .iov_len = size};
+        struct iovec r = {.iov_base = (void *)src, .iov_len = size};
+        bad |= process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)size;
+        if (me == 1)
+            atomic_store_explicit(&s->sent[1], i, memory_order_release);
+    }
+    return bad ? -1.0 : pp_now() - t0;
+}
+
 /* B: its own copies of the buffers (touched: copy-on-write pages become its own), then the
  * phases A asks for, until go is -1. */
 static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, size_t srclen,
@@ -132,7 +165,8 @@ static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, 
             _exit(0);
         size_t half = floor_split_at(s->size);
         s->b_secs =
-            s->mode == FLOOR_BIBW
+            s->mode == FLOOR_LAT ? floor_pingpong(s, 1, parent, dst, src, s->size, s->n)
+            : s->mode == FLOOR_BIBW
                 ? floor_copy(parent, dst, src, s->size, 0, s->size, s->window, s->batch, s->n, 0)
             : s->mode == FLOOR_SPLIT ? floor_copy(parent, dst, src, s->size, half, s->size - half,
                                                   s->window, s->batch, s->n, 1)
@@ -142,8 +176,8 @@ static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, 
 }
 
 /* A: runs one phase of mode (FLOOR_BIBW: B pulls too; FLOOR_SPLIT: A pulls the first part of
- * each message, B writes the rest) and returns the bytes per second delivered, or -1 after a
- * failed copy. */
+ * each message, B writes the rest; FLOOR_LAT: n round trips) and returns the bytes per second
+ * delivered (FLOOR_LAT: the seconds of a half round trip), or -1 after a failed copy. */
 static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src, unsigned char *dst,
                           size_t size, int window, int batch, long n, int mode)
 {
@@ -152,10 +186,14 @@ static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src,
     s->window = window;
     s->batch = batch;
     s->n = n;
+    atomic_store(&s->sent[0], 0);
+    atomic_store(&s->sent[1], 0);
     int phase = atomic_load(&s->go) + 1;
     atomic_store(&s->go, phase); /* seq_cst: B reads the fields above after it sees this */
-    double t = floor_copy(child, dst, src, size, 0,
-                          mode == FLOOR_SPLIT ? floor_split_at(size) : size, window, batch, n, 0);
+    double t = mode == FLOOR_LAT ? floor_pingpong(s, 0, child, dst, src, size, n)
+                                 : floor_copy(child, dst, src, size, 0,
+                                              mode == FLOOR_SPLIT ? floor_split_at(size) : size,
+                                              window, batch, n, 0);
     for (unsigned spin = 1; atomic_load(&s->done) < phase; spin++)
         if ((spin & 0xfffff) == 0 && waitpid(child, NULL, WNOHANG) == child) {
             fprintf(stderr, "cma-floor: the second process ended in the middle of a phase\n");
@@ -166,6 +204,8 @@ static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src,
         return -1.0;
     }
     double bytes = (double)size * (double)n, slower = t > s->b_secs ? t : s->b_secs;
+    if (mode == FLOOR_LAT)
+        return t / (2.0 * (double)n);
     return mode == FLOOR_BIBW ? 2 * bytes / slower : bytes / slower;
 }
 
@@ -179,7 +219,7 @@ struct floor_opts {
     int batch; /* messages per process_vm_readv (--batch) */
 };
 
-static const char *const floor_test_name[FLOOR_MODES] = {"bw", "bibw", "split"};
+static const char *const floor_test_name[FLOOR_MODES] = {"bw", "bibw", "split", "lat"};
 
 /* Parses --test's comma-separated list into o->test. Returns 0 or -1. */
 static int floor_tests_parse(const char *v, struct floor_opts *o)
@@ -224,7 +264,8 @@ static int floor_parse(int argc, char **argv, struct floor_opts *o)
         } else if ((r = pp_opt(argc, argv, &i, "--test", &v)) != 0) {
             if (r < 0 || floor_tests_parse(v, o) != 0) {
                 fprintf(stderr,
-                        "cma-floor: --test takes bw, bibw, split or a list of them, not '%s'\n",
+                        "cma-floor: --test takes bw, bibw, split, lat or a list of them, not "
+                        "'%s'\n",
                         v ? v : "");
                 return 2;
             }
@@ -248,8 +289,9 @@ static int floor_parse(int argc, char **argv, struct floor_opts *o)
             return 2;
         }
     }
-    if (!o->test[FLOOR_BW] && !o->test[FLOOR_BIBW] && !o->test[FLOOR_SPLIT]) {
-        fprintf(stderr, "cma-floor: the second form needs --test bw, bibw, split or a list\n");
+    if (!o->test[FLOOR_BW] && !o->test[FLOOR_BIBW] && !o->test[FLOOR_SPLIT] &&
+        !o->test[FLOOR_LAT]) {
+        fprintf(stderr, "cma-floor: the second form needs --test bw, bibw, split, lat or a list\n");
         return 2;
     }
     return pp_common_finish(&o->c, "cma-floor") != 0 ? 2 : 0;
@@ -264,16 +306,54 @@ static void floor_json_pair(FILE *f, const char *name, double med, double best, 
             med, best, iters, window);
 }
 
+/* FLOOR_LAT at size: median and min of o's batches of round trips (--iters, or as many as
+ * take --sample-ms by a calibration run of up to 1000 that is the warm-up), us a half round
+ * trip. Returns
+ * the round trips per batch, or -1. */
+static long floor_lat(struct floor_sync *s, pid_t child, unsigned char *src, unsigned char *dst,
+                      const struct floor_opts *o, size_t size, double *med, double *best)
+{
+    long n = o->c.iters, n0 = (long)(((size_t)4 << 20) / size);
+    double t = floor_phase(s, child, src, dst, size, 1, 1,
+                           n           ? n
+                           : n0 < 1    ? 1
+                           : n0 > 1000 ? 1000
+                                       : n0,
+                           FLOOR_LAT);
+    if (t < 0)
+        return -1;
+    if (n == 0) {
+        double k = o->c.sample_ms * 1e-3 / (2 * t);
+        n = k < 100 ? 100 : k > 1e7 ? 10000000 : (long)k;
+    }
+    double v[PP_MAX_SAMPLES];
+    for (int k = 0; k < o->c.samples; k++) {
+        double x = floor_phase(s, child, src, dst, size, 1, 1, n, FLOOR_LAT);
+        if (x < 0)
+            return -1;
+        v[k] = x * 1e6;
+    }
+    *best = pp_min(v, o->c.samples);
+    *med = pp_median(v, o->c.samples);
+    return n;
+}
+
 /* One size of the second form: median and max MB/s of o's batches of each test asked for
- * into med[test], best[test] (NAN where not asked). Returns 0 or -1. */
+ * into med[test], best[test] (NAN where not asked; FLOOR_LAT: us, median and min, and its
+ * round trips per batch in *lat_iters). Returns 0 or -1. */
 static int floor_size(struct floor_sync *s, pid_t child, unsigned char *src, unsigned char *dst,
                       const struct floor_opts *o, size_t size, int window, long windows,
-                      double *med, double *best)
+                      double *med, double *best, long *lat_iters)
 {
     for (int m = 0; m < FLOOR_MODES; m++) {
         med[m] = best[m] = NAN;
         if (!o->test[m])
             continue;
+        if (m == FLOOR_LAT) {
+            if ((*lat_iters = floor_lat(s, child, src, dst, o, size, &med[m], &best[m])) < 0)
+                return -1;
+            continue;
+        }
         long n = windows * window;
         int cycle = o->reuse ? 1 : window; /* receive buffers used in turn */
         double v[PP_MAX_SAMPLES];
@@ -311,11 +391,15 @@ static int floor_tests(struct floor_sync *s, pid_t child, unsigned char *src, un
     printf("%10s %10s %10s %10s %10s", "size", "bw_med", "bw_max", "bibw_med", "bibw_max");
     if (o->test[FLOOR_SPLIT])
         printf(" %10s %10s", "split_med", "split_max");
-    printf(" %9s %7s\n", "iters", "window");
+    printf(" %9s %7s", "iters", "window");
+    if (o->test[FLOOR_LAT])
+        printf(" %10s %10s %9s", "lat_med", "lat_min", "lat_iters");
+    printf("\n");
     if (json != NULL)
         fprintf(json,
                 "{\n\"benchmark\": \"cma-floor\",\n\"samples\": %d,\n\"window\": %d,\n"
-                "\"window_bytes\": %zu,\n\"batch\": %d,\n\"units\": {\"bw\": \"MB/s (1e6 B/s)\"},\n"
+                "\"window_bytes\": %zu,\n\"batch\": %d,\n\"units\": {\"bw\": \"MB/s (1e6 B/s)\", "
+                "\"lat\": \"us a half round trip\"},\n"
                 "\"results\": [\n",
                 o->c.samples, o->c.window, o->c.window_bytes, o->batch);
     const char *sep = "";
@@ -330,12 +414,16 @@ static int floor_tests(struct floor_sync *s, pid_t child, unsigned char *src, un
             windows = (long)(((size_t)128 << 20) + per - 1) / (long)per;
         }
         double med[FLOOR_MODES], best[FLOOR_MODES];
-        if (floor_size(s, child, src, dst, o, size, window, windows, med, best) != 0)
+        long lat_iters = 0;
+        if (floor_size(s, child, src, dst, o, size, window, windows, med, best, &lat_iters) != 0)
             goto fail;
         printf("%10zu %10.1f %10.1f %10.1f %10.1f", size, med[0], best[0], med[1], best[1]);
         if (o->test[FLOOR_SPLIT])
             printf(" %10.1f %10.1f", med[FLOOR_SPLIT], best[FLOOR_SPLIT]);
-        printf(" %9ld %7d\n", windows, window);
+        printf(" %9ld %7d", windows, window);
+        if (o->test[FLOOR_LAT])
+            printf(" %10.3f %10.3f %9ld", med[FLOOR_LAT], best[FLOOR_LAT], lat_iters);
+        printf("\n");
         fflush(stdout);
         if (json != NULL) {
             fprintf(json, "%s{\"size\": %zu", sep, size);
@@ -343,6 +431,9 @@ static int floor_tests(struct floor_sync *s, pid_t child, unsigned char *src, un
             floor_json_pair(json, "bibw_MBps", med[1], best[1], windows, window);
             floor_json_pair(json, "split_MBps", med[FLOOR_SPLIT], best[FLOOR_SPLIT], windows,
                             window);
+            if (!isnan(med[FLOOR_LAT]))
+                fprintf(json, ", \"lat_us\": {\"median\": %.6g, \"min\": %.6g, \"iters\": %ld}",
+                        med[FLOOR_LAT], best[FLOOR_LAT], lat_iters);
             fputc('}', json);
             sep = ",\n";
         }

@@ -15,7 +15,7 @@ command -v mpirun.openmpi >/dev/null && [ -x "$build/bench/pingpong/pingpong-mpi
 [ "${SHM_VS_MPI_NO_MPI:-0}" = 1 ] && { echo "SKIP: sanitizer build"; exit 77; }
 keep=$(mktemp -d /tmp/shm_vs_mpi.XXXXXX) || exit 1
 trap 'rm -rf "$keep"' EXIT
-export PP_ARGS="--sizes 8,1K --samples 2 --sample-ms 1" NT_ROUNDS=2 KEEP_DIR=$keep
+export PP_ARGS="--sizes 8,1K,8K --samples 2 --sample-ms 1" NT_ROUNDS=2 KEEP_DIR=$keep
 out=$("$script" --build "$build" --rounds 2 --rematch 1 2>&1) || { echo "$out"; fail "the run failed"; }
 echo "$out"
 for re in '^# core-to-core latency .* per round: [0-9.]+/[0-9.]+/[0-9.]+ \((core|near|far|mixed)\) ' \
@@ -25,6 +25,7 @@ for re in '^# core-to-core latency .* per round: [0-9.]+/[0-9.]+/[0-9.]+ \((core
     '^# noise: Open MPI per cell, its median over the odd rounds against the even ones \(factor\): median [0-9.]+, ' \
     '^# line-floor \(us\) before csn/between/after MPI' \
     '^# copy-floor \(latency us, .*\): 8 [0-9.]+ 1024 [0-9.]+$' \
+    '^# cma-floor --test lat \(latency us, .*\): 8192 [0-9.]+$' \
     '^# nettest-lean \(no library; LEAN_EAGER=16K\) as a reference: median cell lean/MPI [0-9.]+x, csn/lean [0-9.]+x$'; do
     echo "$out" | grep -qE "$re" || fail "no line matching $re"
 done
@@ -34,4 +35,17 @@ m=$(echo "$out" | grep -E '^# placement' | awk '{ print $5 + $7 + $9 }')
 [ "$n" -ge 1 ] || [ "$m" = 0 ] || fail "$m rounds of one placement, but no goals per placement"
 again=$("$script" --build "$build" --rounds 2 --report "$keep" 2>/dev/null) || fail "--report failed"
 [ "$(echo "$out" | grep '^#   ')" = "$(echo "$again" | grep '^#   ')" ] || fail "--report gave other goals"
+# A rendezvous latency missed (made up: csn 2.6, Open MPI 2.4, the pulled floor 2.2 us at 8 KiB):
+# each against that floor.
+fake=$keep/fake
+mkdir "$fake" && touch "$fake/csn.1.txt" "$fake/mpi.1.txt" || fail "cannot make $fake"
+for r in 1 2; do
+    for f in csn:2.6 mpi:2.4 pull:2.2; do
+        printf '{"results": [\n{"size": 8192, "lat_us": {"median": %s, "min": 1}}\n]}\n' "${f#*:}" >"$fake/${f%%:*}.$r.json"
+    done
+    printf '{"results": [\n{"size": 8192, "memcpy_MBps": {"median": 9000, "max": 9000}}\n]}\n' >"$fake/memcpy.$r.json"
+done
+made=$("$script" --build "$build" --rounds 2 --report "$fake" 2>/dev/null)
+echo "$made" | grep -q '^#     those sizes against the pulled floor (.*), csn/floor and MPI/floor: 8192 1.18/1.09$' ||
+    fail "no pulled floor beside a missed 8 KiB latency: $made"
 echo PASS
