@@ -179,6 +179,15 @@ if(TARGET pingpong)
                      -P ${PP_CHECK})
     set_tests_properties(pingpong_csn_blocking_eager PROPERTIES TIMEOUT 60
                          ENVIRONMENT "${CSN_TEST_ENV};CSN_SHM_EAGER_BLOCKING=16K")
+    # The same sizes by default: blocking transmits up to CSN_SHM_EAGER_NEAR (16 KiB) eager
+    # while their copies are fast, else pulled, a choice made again and again (core/match.c).
+    add_test(NAME pingpong_csn_blocking_near
+             COMMAND ${CMAKE_COMMAND}
+                     "-DCMD=$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:pingpong>|--sizes|4097,8K,16K,16385|--test|lat|--samples|3|--sample-ms|2"
+                     "-DMATCH=payload check: on|\n +16384 +[0-9.]+ +[0-9.]+ +[0-9]+ *\n +16385 " -DRC=0
+                     -P ${PP_CHECK})
+    set_tests_properties(pingpong_csn_blocking_near PROPERTIES TIMEOUT 60
+                         ENVIRONMENT "${CSN_TEST_ENV}")
     # --reuse-buffer: one receive buffer per window, said in the header and the JSON.
     pp_json_test(pingpong_csn_reuse
                  "$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:pingpong>|--sizes|8,4K,256K|--test|bw,bibw|--samples|3|--sample-ms|1|--reuse-buffer"

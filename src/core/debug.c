@@ -84,11 +84,11 @@ void csni_debug_open(const struct csni_proc *p)
             snprintf(pull + strlen(pull), sizeof pull - strlen(pull),
                      "; ofi: the provider moves the payload from %zu bytes", csni_ofi_rndv_min());
         debug_line(p,
-                   "protocols: eager up to %zu bytes over shm (a blocking transmit up to %zu), "
-                   "%zu over sockets; rendezvous beyond (%s); split copies (both sides copy) "
-                   "from %zu bytes%s",
+                   "protocols: eager up to %zu bytes over shm (a blocking transmit up to %zu, "
+                   "and up to %zu while its copies into the ring are fast), %zu over sockets; "
+                   "rendezvous beyond (%s); split copies (both sides copy) from %zu bytes%s",
                    t->use_shm ? t->shm_eager : 0, t->use_shm ? t->shm_eager_blocking : 0,
-                   t->eager_max, pull, t->split_min,
+                   t->use_shm ? t->shm_eager_near : 0, t->eager_max, pull, t->split_min,
                    t->split_min ? "" : " (never: CSN_SHM_SPLIT=0)");
     }
     if (t->oversubscribed)
@@ -151,6 +151,9 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len, bool blocking)
     const char *how;
     if (rank == p->me)
         how = "copied within this process";
+    else if (shm && blocking && len > eager && len <= p->tun.shm_eager_near)
+        how = "eager while its copies into the ring are fast (where the CPUs share a cache), "
+              "else a rendezvous the receiver pulls";
     else if (len <= eager)
         how =
             shm && p->cma && len > eager / 2

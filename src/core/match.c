@@ -167,6 +167,40 @@ static struct csni_sendreq *match_push(struct csni_peer *pp, struct csni_op *op,
     return sr;
 }
 
+/* Near. A blocking transmit waits for its message anyway: eager, it is done once in the ring,
+ * and the receiver copies it out without a system call, where a rendezvous waits for the
+ * receiver's pull (about 1.8 us for 8 KiB here) and its answer. Where the two CPUs share a
+ * cache that halves an 8 KiB half round trip; where they do not, two copies through the ring
+ * cost far more than one pull (BENCHMARKS.md, issue 19), and a VM's vCPUs may move from the one
+ * placement to the other at any time. So such a transmit up to CSN_SHM_EAGER_NEAR goes eager
+ * and times its own copy into the ring: lines that come from a cache far away slow it to about
+ * 3.5 bytes a nanosecond here, where a shared cache gives 7-14; one slower than
+ * MATCH_NEAR_BYTES_PER_NS sends the next MATCH_FAR_SKIP as rendezvous before another is
+ * tried (that one costs a far eager copy: about 2 % of a far 16 KiB ping-pong). */
+#define MATCH_NEAR_BYTES_PER_NS 6
+#define MATCH_FAR_SKIP 127
+
+/* Whether a blocking transmit of len bytes over c, beyond CSN_SHM_EAGER_BLOCKING, goes eager
+ * (and is timed: match_timed). far_left is a hint: senders racing on it may send one more or
+ * one less of either kind. */
+static bool match_near(const struct csni_proc *p, struct csni_conn *c, size_t len)
+{
+    if (len > p->tun.shm_eager_near)
+        return false;
+    uint32_t left = atomic_load_explicit(&c->far_left, memory_order_relaxed);
+    if (left == 0)
+        return true;
+    atomic_store_explicit(&c->far_left, left - 1, memory_order_relaxed);
+    return false;
+}
+
+/* A transmit match_near sent eager took ns to write its len bytes into the ring. */
+static void match_timed(struct csni_conn *c, size_t len, uint64_t ns)
+{
+    atomic_store_explicit(&c->far_left, ns * MATCH_NEAR_BYTES_PER_NS > len ? MATCH_FAR_SKIP : 0,
+                          memory_order_relaxed);
+}
+
 /* Sends op to pp, whose transport dst is known to exist. own: the calling thread posted op
  * (a blocking call's op may then be marked done without a wake-up). */
 static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *pp, bool own)
@@ -177,12 +211,21 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
     /* pp->conn is set once the peer is ready (NULL: never reached, lost); a move may change it,
      * and a frame given to the old one then goes to the new one (csni_conn_send). */
     struct csni_conn *c = lanes ? NULL : pp->conn;
-    size_t emax = op->blocking && c && c->shm ? p->tun.shm_eager_blocking : pp->eager_max;
+    size_t emax = pp->eager_max;
+    bool timed = false;
+    if (op->blocking && c && c->shm) {
+        emax = p->tun.shm_eager_blocking;
+        if (op->len > emax && (timed = match_near(p, c, op->len)))
+            emax = op->len;
+    }
     if (c && op->len <= emax &&
         !(c->shm && op->len > p->tun.shm_half_eager && match_pulled_both_ways(p, t, pp)) &&
         csni_credit_take(pp, csni_credit_cost(op->len))) {
         /* Eager. A dead connection completes the op with CSN_PEER_LOST when queued. */
+        uint64_t t0 = timed ? csni_now_ns() : 0;
         if (c->shm && csni_conn_send_now(c, dst, t->tid, op->buf, op->len, 0)) {
+            if (timed)
+                match_timed(c, op->len, csni_now_ns() - t0);
             /* Written: the small-message path. A blocking call's op is its own thread's,
              * nobody else waits for it. */
             if (op->blocking && own) {

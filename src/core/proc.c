@@ -170,7 +170,7 @@ static csn_status proc_key(struct csni_proc *p)
 static csn_status proc_net_tunables(struct csni_proc *p)
 {
     struct csni_tun *tun = &p->tun;
-    uint64_t v[14];
+    uint64_t v[15];
     csn_status rv;
     const char *tr = getenv("CSN_TRANSPORT");
     if (!tr || !*tr)
@@ -214,7 +214,9 @@ static csn_status proc_net_tunables(struct csni_proc *p)
                            &v[11])) != CSN_OK ||
         (rv = proc_env_bytes("CSN_SHM_COMPACT", tun->oversubscribed ? 0 : 8192, 0,
                              (uint64_t)1 << 40, &v[12])) != CSN_OK ||
-        (rv = proc_env_bytes("CSN_SHM_EAGER_BLOCKING", 0, 0, 1u << 20, &v[13])) != CSN_OK)
+        (rv = proc_env_bytes("CSN_SHM_EAGER_BLOCKING", 0, 0, 1u << 20, &v[13])) != CSN_OK ||
+        (rv = proc_env_bytes("CSN_SHM_EAGER_NEAR", getenv("CSN_SHM_EAGER") ? 0 : 16384, 0, 1u << 20,
+                             &v[14])) != CSN_OK)
         return rv;
     tun->host_barrier = v[9] != 0 && tun->use_shm && p->boot.launched && p->boot.size > 1 &&
                         p->boot.local_size == p->boot.size && p->boot.jobid[0] != '\0' &&
@@ -247,10 +249,14 @@ static csn_status proc_net_tunables(struct csni_proc *p)
      * that halves an 8 KiB half round trip (1.28-1.41 us against 2.5-2.9 pulled, 16 KiB
      * 2.4-2.7 against 3.2-3.7); where they do not, two copies through the ring cost far more
      * than one pull from memory (8 KiB 4.9-5.3 against 3.0-3.5, 16 KiB 9.1-10.3 against
-     * 3.8-4.3; BENCHMARKS.md, issue 19). Not knowing which, a blocking transmit keeps
-     * CSN_SHM_EAGER unless this is set above it. */
+     * 3.8-4.3; BENCHMARKS.md, issue 19). CSN_SHM_EAGER_BLOCKING sets such a limit for every
+     * placement; above it, up to CSN_SHM_EAGER_NEAR (16 KiB; off where CSN_SHM_EAGER is set,
+     * which tests and users set to choose the protocol), a blocking transmit is eager while its
+     * copies into the ring are fast (core/match.c, "Near"). */
     v[13] = v[13] > tun->eager_max ? tun->eager_max : v[13];
     tun->shm_eager_blocking = v[13] > tun->shm_eager ? v[13] : tun->shm_eager;
+    v[14] = v[14] > tun->eager_max ? tun->eager_max : v[14];
+    tun->shm_eager_near = v[14] > tun->shm_eager_blocking ? v[14] : tun->shm_eager_blocking;
     /* Every rendezvous is pulled by the receiver, and where every rank has a CPU, from 32 KiB
      * on, copied by both processes at once (the receiver pulls the first half, the sender
      * writes the second), with the eager size 4 KiB: one copy of each byte, by two CPUs. On

@@ -62,6 +62,7 @@ struct csni_tun {
      * a pulled rendezvous both ways at once, so csni_tx_now leaves them to match_send. */
     size_t shm_half_eager;
     size_t shm_eager_blocking; /* a blocking transmit's shm eager limit, >= shm_eager */
+    size_t shm_eager_near;     /* and up to this where its copies are fast (match.c) */
     size_t split_min;          /* rendezvous at least this long: both sides copy (0: never) */
     size_t pull_min;           /* shm rendezvous at least this long: the receiver pulls it ... */
     size_t pull_max;           /* ... if shorter than this (CSNI_PULL_NEVER: no limit) */
