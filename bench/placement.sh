@@ -2,13 +2,14 @@
 # placement.sh: configurations of pingpong run alternately, each run preceded by line-floor, and
 # the medians split by where the machine had our two vCPUs (near: a shared cache; far: not).
 #
-# usage: bench/placement.sh [--rounds N] [--sizes LIST] [--test LIST] [--far US] CONFIG...
+# usage: bench/placement.sh [--rounds N] [--sizes LIST] [--test TEST] [--far US] CONFIG...
 #   CONFIG: NAME=BUILD_DIR[,VAR=VALUE...]  csn's pingpong of that build under its csnrun, with
 #           those variables set (e.g. stream=build,CSN_SHM_PULL_MAX=0), or
 #           NAME=mpi:BUILD_DIR              that build's pingpong-mpi under mpirun.openmpi.
 #   --rounds N    rounds (default 6); each runs every CONFIG once, in the order given
 #   --sizes LIST  pingpong --sizes (default 256K,1M,4M,16M)
-#   --test LIST   pingpong --test (default bibw)
+#   --test TEST   pingpong --test: one of lat, bw, bibw (default bibw; one per run: the
+#                 table holds one figure per size)
 #   --far US      line-floor's one-way latency from which a run counts as far (default 0.15;
 #                 this machine shows 0.05-0.08 us near and 0.26-0.30 far)
 # Prints one line per run (config, round, line-floor, size, median MB/s or us), then per
@@ -33,7 +34,7 @@ while [ $# -gt 0 ]; do
     -h | --help) usage; exit 0 ;;
     --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
     --sizes) sizes=${2:?--sizes needs a list}; shift 2 ;;
-    --test) test=${2:?--test needs a list}; shift 2 ;;
+    --test) test=${2:?--test needs lat, bw or bibw}; shift 2 ;;
     --far) far=${2:?--far needs microseconds}; shift 2 ;;
     -*) die 2 "unknown option $1 (see --help)" ;;
     *=*) configs+=("$1"); shift ;;
@@ -41,6 +42,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 case $rounds in '' | *[!0-9]* | 0) die 2 "--rounds must be a positive integer, not '$rounds'" ;; esac
+case $test in lat | bw | bibw) ;; *) die 2 "--test takes one of lat, bw, bibw (run once per test), not '$test'" ;; esac
 case $far in '' | *[!0-9.]* | *.*.*) die 2 "--far must be a number of microseconds, not '$far'" ;; esac
 [ ${#configs[@]} -gt 0 ] || die 2 "no CONFIG given (see --help)"
 

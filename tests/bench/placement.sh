@@ -5,7 +5,7 @@
 script=$1 build=$2
 . "$(dirname "$0")/common.sh"
 # Argument errors: one line each, status 2, nothing run.
-for args in "--rounds 0 a=$build" "--far x a=$build" "a=/nonexistent" "notaconfig" "--bogus a=$build" ""; do
+for args in "--rounds 0 a=$build" "--test bw,bibw a=$build" "--far x a=$build" "a=/nonexistent" "notaconfig" "--bogus a=$build" ""; do
     # shellcheck disable=SC2086
     refused "$script" $args
 done
