@@ -104,6 +104,9 @@ set_tests_properties(core_kill9 PROPERTIES TIMEOUT 60 RESOURCE_LOCK test_mp_fore
 add_executable(test_copy core/test_copy.c)
 target_link_libraries(test_copy csn_internal)
 add_test(NAME core_copy COMMAND test_copy)
+add_executable(test_near core/test_near.c)
+target_link_libraries(test_near csn_internal)
+add_test(NAME core_near COMMAND test_near)
 add_executable(test_ring core/test_ring.c)
 target_link_libraries(test_ring csn_internal Threads::Threads)
 add_test(NAME core_ring COMMAND test_ring)
@@ -130,7 +133,7 @@ add_executable(test_cma core/test_cma.c)
 target_link_libraries(test_cma csn_internal)
 add_test(NAME core_cma COMMAND test_cma)
 set_tests_properties(core_cma PROPERTIES SKIP_RETURN_CODE 77)
-set_tests_properties(core_copy core_ring core_reader core_match core_tcp core_bias core_rndv core_cma PROPERTIES TIMEOUT 60)
+set_tests_properties(core_copy core_near core_ring core_reader core_match core_tcp core_bias core_rndv core_cma PROPERTIES TIMEOUT 60)
 # core_ring's doorbell race keeps both CPUs busy for seconds: alone, so that it does not
 # slow the tests that check a latency
 set_tests_properties(core_ring PROPERTIES RUN_SERIAL TRUE)

@@ -94,7 +94,7 @@ struct csni_conn {
     csni_lock_t tx_lock;
     /* Shared memory: blocking transmits longer than CSN_SHM_EAGER (up to CSN_SHM_EAGER_NEAR)
      * still to be sent as rendezvous before one goes eager again and times its copy
-     * (core/match.c, match_near). A hint: written by any sender without a lock. */
+     * (core/near.h). A hint: written by any sender without a lock. */
     _Atomic uint32_t far_left;
     /* Eager credit taken from the peer's ahead of need by the direct small-message path
      * (csni_conn_send_now with a cost), spent here without an atomic; given back to the peer

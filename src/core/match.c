@@ -7,6 +7,7 @@
 #include "core/copy.h"
 #include "core/credit.h"
 #include "core/match.h"
+#include "core/near.h"
 #include "core/netid.h"
 #include "core/peer.h"
 #include "core/state.h"
@@ -173,32 +174,12 @@ static struct csni_sendreq *match_push(struct csni_peer *pp, struct csni_op *op,
  * cache that halves an 8 KiB half round trip; where they do not, two copies through the ring
  * cost far more than one pull (BENCHMARKS.md, issue 19), and a VM's vCPUs may move from the one
  * placement to the other at any time. So such a transmit up to CSN_SHM_EAGER_NEAR goes eager
- * and times its own copy into the ring: lines that come from a cache far away slow it to about
- * 3.5 bytes a nanosecond here, where a shared cache gives 7-14; one slower than
- * MATCH_NEAR_BYTES_PER_NS sends the next MATCH_FAR_SKIP as rendezvous before another is
- * tried (that one costs a far eager copy: about 2 % of a far 16 KiB ping-pong). */
-#define MATCH_NEAR_BYTES_PER_NS 6
-#define MATCH_FAR_SKIP 127
-
-/* Whether a blocking transmit of len bytes over c, beyond CSN_SHM_EAGER_BLOCKING, goes eager
- * (and is timed: match_timed). far_left is a hint: senders racing on it may send one more or
- * one less of either kind. */
+ * and times its own copy into the ring, and after a slow one the next ones are pulled for a
+ * while (core/near.h; the probe costs a far eager copy now and then: nothing measurable in a
+ * far 16 KiB ping-pong). */
 static bool match_near(const struct csni_proc *p, struct csni_conn *c, size_t len)
 {
-    if (len > p->tun.shm_eager_near)
-        return false;
-    uint32_t left = atomic_load_explicit(&c->far_left, memory_order_relaxed);
-    if (left == 0)
-        return true;
-    atomic_store_explicit(&c->far_left, left - 1, memory_order_relaxed);
-    return false;
-}
-
-/* A transmit match_near sent eager took ns to write its len bytes into the ring. */
-static void match_timed(struct csni_conn *c, size_t len, uint64_t ns)
-{
-    atomic_store_explicit(&c->far_left, ns * MATCH_NEAR_BYTES_PER_NS > len ? MATCH_FAR_SKIP : 0,
-                          memory_order_relaxed);
+    return len <= p->tun.shm_eager_near && csni_near_go(&c->far_left);
 }
 
 /* Sends op to pp, whose transport dst is known to exist. own: the calling thread posted op
@@ -225,7 +206,7 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
         uint64_t t0 = timed ? csni_now_ns() : 0;
         if (c->shm && csni_conn_send_now(c, dst, t->tid, op->buf, op->len, 0)) {
             if (timed)
-                match_timed(c, op->len, csni_now_ns() - t0);
+                csni_near_timed(&c->far_left, op->len, csni_now_ns() - t0);
             /* Written: the small-message path. A blocking call's op is its own thread's,
              * nobody else waits for it. */
             if (op->blocking && own) {
