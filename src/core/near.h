@@ -1,8 +1,9 @@
 /* near.h: the choice of core/match.c's "Near" policy, apart so that its test can drive it with
  * made-up times. A blocking transmit over shared memory between CSN_SHM_EAGER_BLOCKING and
  * CSN_SHM_EAGER_NEAR goes eager and times its copy into the ring; one slower than
- * CSNI_NEAR_BYTES_PER_NS (the lines came from a cache far away: about 3.5 bytes a nanosecond
- * here, where a shared cache gives 7-14) has the next CSNI_NEAR_FAR_SKIP go as rendezvous
+ * CSNI_NEAR_BYTES_PER_NS (the lines came from a cache far away: a far eager 8 KiB half round
+ * trip of 4.9-5.3 us, two such copies, puts that near 3.5 bytes a nanosecond here, where copies
+ * timed with a shared cache ran 7-14) has the next CSNI_NEAR_FAR_SKIP go as rendezvous
  * before another is tried. *far_left is a hint that any sender writes without a lock: senders
  * racing on it may send one more or one less of either kind. */
 #ifndef CSNI_NEAR_H
