@@ -12,9 +12,12 @@
 #   announced, pulled whole and answered, no library: the floor of a rendezvous latency at 8-64
 #   KiB), run alternately so that slow drifts of the machine hit all alike. Per size, the
 #   figures are medians over the rounds of each round's median, and the ratios medians over
-#   the rounds of the per-round ratios (pairs measured minutes apart, not hours). line-floor
-#   (the machine's core-to-core latency, no library) runs before csn, between csn and MPI and
-#   after MPI: a change of more than 1.5x during the run is flagged with a WARNING line. The
+#   the rounds of the per-round ratios (pairs measured minutes apart, not hours). csn runs
+#   first in odd rounds and Open MPI in even ones (pingpong and nettest), so that neither is
+#   always the one after the others' heavy runs (the host moves the vCPUs). line-floor (the
+#   machine's core-to-core latency, no library) runs before the two libraries' runs, between
+#   them and after them: a change of more than 1.5x during the run is flagged with a WARNING
+#   line. The
 #   noise line: Open MPI against itself in adjacent rounds (the median factor); a goal missed
 #   by less is marked SIZE~. nettest's noise, per cell: Open MPI's median over the odd rounds
 #   against its median over the even ones; a cell below 1.0x by less is marked ~.
@@ -160,20 +163,27 @@ keep_round() {
     echo "$r $samples" >>"$1"
 }
 [ -n "$REPORT" ] || : >"$T/line.txt"
+# pingpong of csn (0) or Open MPI (1) in round R.
+pp_lib() {
+    # shellcheck disable=SC2086
+    if [ "$1" = 0 ]; then
+        run "$T/csn.$2.txt" "$CSNRUN" "${CSN_BIND[@]}" -np 2 "$PP" $PP_ARGS $REUSE --json "$T/csn.$2.json"
+    else
+        run "$T/mpi.$2.txt" "$MPIRUN" "${MPI_BIND[@]}" -np 2 "$PPMPI" $PP_ARGS $REUSE --json "$T/mpi.$2.json"
+    fi
+}
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
     echo "round $r/$ROUNDS ..." >&2
     before=$(line_sample)
-    # shellcheck disable=SC2086
-    run "$T/csn.$r.txt" "$CSNRUN" "${CSN_BIND[@]}" -np 2 "$PP" $PP_ARGS $REUSE --json "$T/csn.$r.json"
+    pp_lib $((r % 2 ? 0 : 1)) "$r"
     # The latency rows' floor between the two libraries' runs, in the placement they share
     # most likely (the host moves the vCPUs within seconds).
     [ ! -x "$COPYF" ] || run "$T/copy.$r.txt" "$COPYF" --max 4K "${FLOOR_BIND[@]}" --json "$T/copy.$r.json"
     [ ! -x "$FLOOR" ] || run "$T/pull.$r.txt" "$FLOOR" --test lat --sizes 8K,16K,32K,64K "${FLOOR_BIND[@]}" \
         --json "$T/pull.$r.json"
     mid=$(line_sample)
-    # shellcheck disable=SC2086
-    run "$T/mpi.$r.txt" "$MPIRUN" "${MPI_BIND[@]}" -np 2 "$PPMPI" $PP_ARGS $REUSE --json "$T/mpi.$r.json"
+    pp_lib $((r % 2 ? 1 : 0)) "$r"
     after=$(line_sample)
     # shellcheck disable=SC2086
     run "$T/memcpy.$r.txt" "$MC" $PP_ARGS --json "$T/memcpy.$r.json"
@@ -193,7 +203,7 @@ if [ -s "$T/line.txt" ]; then
       c = place(); cnt[c]++
       s = s sprintf(" %s", $2); for (i = 3; i <= NF; i++) s = s "/" $i; s = s " (" c ")" }
     END {
-        print "# core-to-core latency (line-floor one way, us) before csn/between/after MPI, per round:" s
+        print "# core-to-core latency (line-floor one way, us) before/between/after the two libraries (csn first in odd rounds), per round:" s
         printf "# placement (--bands %s us): %d core, %d near, %d far, %d mixed rounds; %d run again\n", bands, cnt["core"], cnt["near"], cnt["far"], cnt["mixed"], again
         if (n && lo > 0 && hi / lo > 1.5)
             printf "# WARNING: it changed %.1fx during the run: rounds at the higher figure are slower for reasons of the machine, not of either library; see the goals per placement\n", hi / lo
@@ -354,15 +364,22 @@ fi
 NTARGS="uK m1 M1024 K4 R1 T200 Ptotal"
 echo "# nettest 4 ranks on 2 cores: $NTARGS; $NT_ROUNDS rounds alternating, MB/s medians per cell"
 [ -n "$REPORT" ] || : >"$T/nt.line.txt"
+# nettest of csn (0) or Open MPI (1) in round R.
+nt_lib() {
+    # shellcheck disable=SC2086
+    if [ "$1" = 0 ]; then
+        run "$T/nt.csn.$2.txt" "$CSNRUN" -np 4 "$NT" $NTARGS
+    else
+        run "$T/nt.mpi.$2.txt" "$MPIRUN" -np 4 --oversubscribe "$NTMPI" $NTARGS
+    fi
+}
 r=1
 while [ "$r" -le "$NT_ROUNDS" ]; do
     echo "nettest round $r/$NT_ROUNDS ..." >&2
     before=$(line_sample)
-    # shellcheck disable=SC2086
-    run "$T/nt.csn.$r.txt" "$CSNRUN" -np 4 "$NT" $NTARGS
+    nt_lib $((r % 2 ? 0 : 1)) "$r"
     mid=$(line_sample)
-    # shellcheck disable=SC2086
-    run "$T/nt.mpi.$r.txt" "$MPIRUN" -np 4 --oversubscribe "$NTMPI" $NTARGS
+    nt_lib $((r % 2 ? 1 : 0)) "$r"
     after=$(line_sample)
     # The same cells with no library (nettest-lean: flags and one process_vm_readv per
     # message, up to 16 KiB through shared memory): a reference, the lean line below.
@@ -447,7 +464,7 @@ function cell_noise(    i, c, z, m, a) {
     return sprintf("median %.2f, %.2f-%.2f over %d cells", z, a[1], a[m], m)
 }
 END {
-    if (ls != "") print "# line-floor (us) before csn/between/after MPI, per round:" ls
+    if (ls != "") print "# line-floor (us) before/between/after the two libraries (csn first in odd rounds), per round:" ls
     split("Star Star2 Chaos Chaos2 Ring Ring2", name, " ")
     printf "%8s", "size,K"
     for (c = 2; c <= 7; c++) printf " %17s", name[c - 1] " csn/MPI"

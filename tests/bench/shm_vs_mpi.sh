@@ -23,7 +23,7 @@ for re in '^# core-to-core latency .* per round: [0-9.]+/[0-9.]+/[0-9.]+ \((core
     '^#   latency 8 B: csn/MPI [0-9.]+ \(goal <= 0.8\): ' '^#   streaming 1..4K: csn/MPI >= 1.0 at [0-9]+ of 2 sizes' \
     '^# goal \(issue 19\): every cell >= 1.0x: [0-9]+ of 36 cells, [0-9]+ more missed by less than the noise' \
     '^# noise: Open MPI per cell, its median over the odd rounds against the even ones \(factor\): median [0-9.]+, ' \
-    '^# line-floor \(us\) before csn/between/after MPI' \
+    '^# line-floor \(us\) before/between/after the two libraries \(csn first in odd rounds\)' \
     '^# copy-floor \(latency us, .*\): 8 [0-9.]+ 1024 [0-9.]+$' \
     '^# cma-floor --test lat \(latency us, .*\): 8192 [0-9.]+$' \
     '^# nettest-lean \(no library; LEAN_EAGER=16K\) as a reference: median cell lean/MPI [0-9.]+x, csn/lean [0-9.]+x$'; do
