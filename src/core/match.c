@@ -168,15 +168,11 @@ static struct csni_sendreq *match_push(struct csni_peer *pp, struct csni_op *op,
     return sr;
 }
 
-/* Near. A blocking transmit waits for its message anyway: eager, it is done once in the ring,
- * and the receiver copies it out without a system call, where a rendezvous waits for the
- * receiver's pull (about 1.8 us for 8 KiB here) and its answer. Where the two CPUs share a
- * cache that halves an 8 KiB half round trip; where they do not, two copies through the ring
- * cost far more than one pull (BENCHMARKS.md, issue 19), and a VM's vCPUs may move from the one
- * placement to the other at any time. So such a transmit up to CSN_SHM_EAGER_NEAR goes eager
- * and times its own copy into the ring, and after a slow one the next ones are pulled for a
- * while (core/near.h; the probe costs a far eager copy now and then: nothing measurable in a
- * far 16 KiB ping-pong). */
+/* Near: a blocking transmit waits for its message anyway, and eager it is done once in the
+ * ring, where a rendezvous waits for the receiver's pull and answer; but two copies through
+ * the ring cost more than one pull where the CPUs share no cache (BENCHMARKS.md, issue 19),
+ * and a VM's vCPUs move between the two. So up to CSN_SHM_EAGER_NEAR it goes eager while its
+ * timed copies into the ring say the cache is shared (core/near.h). */
 static bool match_near(const struct csni_proc *p, struct csni_conn *c, size_t len)
 {
     return len <= p->tun.shm_eager_near && csni_near_go(&c->far_left);

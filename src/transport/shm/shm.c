@@ -183,7 +183,7 @@ static csn_status shm_map(void *base, uint64_t ring_bytes, int side, bool asym,
         return CSN_NO_HEAP;
     }
     memset(s->slot_zeroed, 0xff, words * sizeof *s->slot_zeroed); /* a new ring is all zero */
-    s->compact = s->stream = s->wrap_at = ring_bytes;
+    s->compact = s->wrap_at = ring_bytes;
     s->base = base;
     s->size = shm_seg_size(ring_bytes);
     s->ring_bytes = ring_bytes;
@@ -295,7 +295,6 @@ uint64_t csni_shm_stream_bytes(uint64_t ring_bytes, uint64_t compact)
 void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes)
 {
     s->compact = s->wrap_at = csni_shm_compact_bytes(s->ring_bytes, bytes);
-    s->stream = csni_shm_stream_bytes(s->ring_bytes, s->compact);
 }
 
 void csni_shm_unmap(struct csni_shm *s)
@@ -475,16 +474,18 @@ static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, 
          * a burst would find room for what the consumer has taken alone. */
         s->head_cache = atomic_load_explicit(&r->head, memory_order_acquire);
         avail = size - (tail - s->head_cache);
+        uint64_t stream = csni_shm_stream_bytes(size, s->compact);
         bool back = at > 0 && avail == size;
-        if (!back && at > 0) {
-            /* A stream. Back at the stream mark only if the peer wrote at most a quarter of the
-             * stream part to us since the compact mark: a stream both ways, each side busy
-             * writing its own, keeps the whole ring (both ways at 1-4 KiB the stream part alone
-             * cost 0.88-0.92x, BENCHMARKS.md, issue 19). Not read where the ring is empty at
-             * the mark (a ping-pong): a line the peer writes. */
+        if (!back && at > 0 && s->wrap_at < size) {
+            /* A stream, at the compact or the stream mark. Back at the stream mark only if the
+             * peer wrote at most a quarter of the stream part to us since the compact mark: a
+             * stream both ways, each side busy writing its own, keeps the whole ring (both ways
+             * at 1-4 KiB the stream part alone cost 0.88-0.92x, BENCHMARKS.md, issue 19). Not
+             * read where the ring is empty at the mark (a ping-pong), at the ring's end, or
+             * without a compact part: a line the peer writes. */
             uint64_t in = atomic_load_explicit(&s->in->tail, memory_order_relaxed);
-            back = s->wrap_at == s->stream && s->stream < size && size - avail < s->stream / 2 &&
-                   in - s->in_seen <= s->stream / 4;
+            back =
+                s->wrap_at == stream && size - avail < stream / 2 && in - s->in_seen <= stream / 4;
             s->in_seen = in;
         }
         wrapped =
@@ -496,7 +497,7 @@ static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, 
             return (ssize_t)len;
         }
         /* It lags: this lap runs on to the stream part's end, or to the ring's. */
-        s->wrap_at = s->wrap_at == s->compact && s->stream > s->compact ? s->stream : size;
+        s->wrap_at = s->wrap_at == s->compact && stream > s->compact ? stream : size;
     }
     for (int look = 0;; look++) {
         here = shm_cap(contig, avail - SHM_LINE, pad);

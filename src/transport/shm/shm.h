@@ -29,8 +29,6 @@ struct csni_shm {
     uint64_t *slot_zeroed; /* producer's: a bit per ring line whose slot reads 0 once consumed */
     uint64_t compact;      /* producer's: the bytes at the start of the out ring kept to while
                             * the consumer keeps up (shm.c, "Compact"); ring_bytes: all */
-    uint64_t stream;       /* producer's: kept to while the consumer is at most half of them
-                            * behind (a stream; 4 x compact); ring_bytes: all */
     uint64_t wrap_at;      /* producer's: where this lap goes back to the start */
     uint64_t in_seen;      /* producer's: the in ring's tail at the last mark (shm.c) */
 };
