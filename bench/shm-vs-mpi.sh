@@ -235,6 +235,18 @@ function ratio(k1, m1, k2, m2, s,    r, n, a) {
             a[++n] = v[k1, r, s, m1] / v[k2, r, s, m2]
     return median(a, n)
 }
+# The sizes from `from` on where csn missed Open MPI in metric m (lower: lower is better), each
+# with csn and Open MPI against the floor fk in its metric fm: " SIZE csn/floor/MPI/floor...".
+function against_floor(m, lower, from, fk, fm,    i, s, x, y, out) {
+    for (i = 1; i <= nsizes; i++) {
+        s = order[i]
+        if (s < from || (x = ratio("csn", m, "mpi", m, s)) == "" || (lower ? x <= 1.0 : x >= 1.0) ||
+            (y = ratio("csn", m, fk, fm, s)) == "")
+            continue
+        out = out sprintf(" %d %.2f/%.2f", s, y, ratio("mpi", m, fk, fm, s))
+    }
+    return out
+}
 # The goal lines over the counted rounds (want: all, or one placement).
 function goals(title,    i, s, x, y, fl, pf, sf, nbw, okbw, badbw, nmc, okmc, badmc, nst, okst, badst, nlat, oklat, badlat, nbi, okbi, badbi) {
     print title
@@ -270,20 +282,10 @@ function goals(title,    i, s, x, y, fl, pf, sf, nbw, okbw, badbw, nmc, okmc, ba
     if (nst) printf "#   streaming 1..4K: csn/MPI >= 1.0 at %d of %d sizes%s\n", okst, nst, badst == "" ? "" : " (not at" badst ")"
     if (nlat) printf "#   latency, every size: csn/MPI <= 1.0 at %d of %d sizes%s\n", oklat, nlat, badlat == "" ? "" : " (not at" badlat ")"
     # Where a rendezvous latency is missed: each library against the floor of a pulled ping-pong.
-    for (i = 1; badlat != "" && i <= nsizes; i++) {
-        s = order[i]
-        if ((x = ratio("csn", "lat", "mpi", "lat", s)) != "" && x > 1.0 && (y = ratio("csn", "lat", "pull", "lat", s)) != "")
-            pf = pf sprintf(" %d %.2f/%.2f", s, y, ratio("mpi", "lat", "pull", "lat", s))
-    }
-    if (pf != "") printf "#     those sizes against the pulled floor (cma-floor --test lat: announced, pulled whole, answered, no library), csn/floor and MPI/floor:%s\n", pf
+    if (badlat != "" && (pf = against_floor("lat", 1, 0, "pull", "lat")) != "") printf "#     those sizes against the pulled floor (cma-floor --test lat: announced, pulled whole, answered, no library), csn/floor and MPI/floor:%s\n", pf
     if (nbi) printf "#   bidirectional 64K..: csn/MPI >= 1.0 at %d of %d sizes%s\n", okbi, nbi, badbi == "" ? "" : " (not at" badbi ")"
     # Where both ways is missed: how far each library is from the copy floor (issue 19, item 5).
-    for (i = 1; nfloor && badbi != "" && i <= nsizes; i++) {
-        s = order[i]
-        if (s >= 65536 && (x = ratio("csn", "bibw", "mpi", "bibw", s)) != "" && x < 1.0 && (y = ratio("csn", "bibw", "floor", "bibw", s)) != "")
-            fl = fl sprintf(" %d %.2f/%.2f", s, y, ratio("mpi", "bibw", "floor", "bibw", s))
-    }
-    if (fl != "") printf "#     those sizes against the copy floor (cma-floor), csn/MPI:%s\n", fl
+    if (nfloor && badbi != "" && (fl = against_floor("bibw", 0, 65536, "floor", "bibw")) != "") printf "#     those sizes against the copy floor (cma-floor), csn/MPI:%s\n", fl
 }
 function f(x, fmt) { return x == "" ? "-" : sprintf(fmt, x) }
 FILENAME ~ /line\.txt$/ { if ($1 ~ /^[0-9]+$/) { rcls[$1] = place(); ncls[rcls[$1]]++ } next }

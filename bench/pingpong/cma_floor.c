@@ -74,8 +74,9 @@ struct floor_sync {
     double b_secs; /* B's time, or -1 */
     /* FLOOR_LAT: the messages A and B announced in this phase (each side writes its own and
      * reads the other's: a line each). */
-    _Alignas(64) _Atomic long sent[2];
-    _Alignas(64) char pad;
+    struct {
+        _Alignas(64) _Atomic long n;
+    } sent[2];
 };
 
 #define FLOOR_BATCH_MAX 64
@@ -135,8 +136,8 @@ static double floor_pingpong(struct floor_sync *s, int me, pid_t pid, unsigned c
     double t0 = pp_now();
     for (long i = 1; i <= n; i++) {
         if (me == 0)
-            atomic_store_explicit(&s->sent[0], i, memory_order_release);
-        for (unsigned spin = 1; atomic_load_explicit(&s->sent[1 - me], memory_order_acquire) < i;
+            atomic_store_explicit(&s->sent[0].n, i, memory_order_release);
+        for (unsigned spin = 1; atomic_load_explicit(&s->sent[1 - me].n, memory_order_acquire) < i;
              spin++)
             if ((spin & 0xfffff) == 0 && kill(pid, 0) != 0)
                 return -1.0;
@@ -144,7 +145,7 @@ static double floor_pingpong(struct floor_sync *s, int me, pid_t pid, unsigned c
         struct iovec r = {.iov_base = (void *)src, .iov_len = size};
         bad |= process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)size;
         if (me == 1)
-            atomic_store_explicit(&s->sent[1], i, memory_order_release);
+            atomic_store_explicit(&s->sent[1].n, i, memory_order_release);
     }
     return bad ? -1.0 : pp_now() - t0;
 }
@@ -186,8 +187,8 @@ static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src,
     s->window = window;
     s->batch = batch;
     s->n = n;
-    atomic_store(&s->sent[0], 0);
-    atomic_store(&s->sent[1], 0);
+    atomic_store(&s->sent[0].n, 0);
+    atomic_store(&s->sent[1].n, 0);
     int phase = atomic_load(&s->go) + 1;
     atomic_store(&s->go, phase); /* seq_cst: B reads the fields above after it sees this */
     double t = mode == FLOOR_LAT ? floor_pingpong(s, 0, child, dst, src, size, n)
@@ -308,18 +309,13 @@ static void floor_json_pair(FILE *f, const char *name, double med, double best, 
 
 /* FLOOR_LAT at size: median and min of o's batches of round trips (--iters, or as many as
  * take --sample-ms by a calibration run of up to 1000 that is the warm-up), us a half round
- * trip. Returns
- * the round trips per batch, or -1. */
+ * trip. Returns the round trips per batch, or -1. */
 static long floor_lat(struct floor_sync *s, pid_t child, unsigned char *src, unsigned char *dst,
                       const struct floor_opts *o, size_t size, double *med, double *best)
 {
     long n = o->c.iters, n0 = (long)(((size_t)4 << 20) / size);
-    double t = floor_phase(s, child, src, dst, size, 1, 1,
-                           n           ? n
-                           : n0 < 1    ? 1
-                           : n0 > 1000 ? 1000
-                                       : n0,
-                           FLOOR_LAT);
+    n0 = n0 < 1 ? 1 : n0 > 1000 ? 1000 : n0;
+    double t = floor_phase(s, child, src, dst, size, 1, 1, n ? n : n0, FLOOR_LAT);
     if (t < 0)
         return -1;
     if (n == 0) {
