@@ -202,15 +202,15 @@ static int comm_rank_of(csn_netid id)
 /* Records the completion csn_test reported in the oldest pending request it can be. */
 static void comm_record(int is_send, csn_netid id, void *buf, csn_status op)
 {
-    int from = comm_rank_of(id);
     struct comm_queue *q = &comm_pending[is_send != 0];
     for (size_t i = q->head; i < q->tail; i++) {
         comm_req *r = q->v[i];
         if (r->buf != buf)
             continue;
-        if (r->peer >= 0 && r->peer != from)
+        if (r->peer >= 0 && comm_ids[r->peer] != id)
             continue;
-        r->peer = from;
+        if (r->peer < 0)
+            r->peer = comm_rank_of(id);
         r->status = (int)op;
         r->opaque[COMM_OPSTATUS] = (uint64_t)op;
         r->opaque[COMM_COMPLETE] = 1;
@@ -221,7 +221,7 @@ static void comm_record(int is_send, csn_netid id, void *buf, csn_status op)
         return;
     }
     comm_abort(1, "csn_test completed a %s of buffer %p with rank %d that was never posted here",
-               is_send ? "send" : "receive", buf, from);
+               is_send ? "send" : "receive", buf, comm_rank_of(id));
 }
 
 /* One csn_test: 1 when a completion was recorded, 0 on timeout. */

@@ -173,6 +173,21 @@ static void api_init_op(struct csni_op *op, csn_transport *t, csn_netid peer, vo
     op->received = received;
 }
 
+/* A transmit that left at once, as a completion for csn_test: only what csni_complete,
+ * csn_test, csni_op_free and a closing transport read of a done transmit is set (in a stream
+ * of small messages the rest of csni_op_init was a tenth of csn_tx_nb's instructions). */
+static void api_init_done_tx(struct csni_op *op, csn_transport *t, csn_netid to, const void *buf,
+                             size_t len)
+{
+    op->t = t;
+    op->kind = CSNI_OP_TX;
+    op->blocking = false;
+    op->pull_asked = false;
+    op->peer = to;
+    op->buf = (void *)buf;
+    op->len = len;
+}
+
 /* op: a blocking call's own (stack) op to fill, or NULL for one from t's free list. */
 static csn_status api_new_op(csn_transport *t, struct csni_op *op, csn_netid peer, void *buf,
                              size_t len, size_t *received, struct csni_op **out)
@@ -298,15 +313,16 @@ csn_status csn_tx_nb(csn_transport *t, csn_netid to, const void *buf, size_t len
     csni_debug_on_tx(csni_p, to, len, false);
     unsigned max = csni_p->tun.max_ops;
     csni_lock(&t->lock);
-    op = csni_op_alloc(t, max);
+    op = csni_op_take(t, max);
     if (op) {
-        api_init_op(op, t, to, (void *)buf, len, NULL);
         if (csni_tx_now(t, to, buf, len)) {
-            op->kind = CSNI_OP_TX;
+            api_init_done_tx(op, t, to, buf, len);
             csni_complete(t, op, CSN_OK);
             csni_unlock(&t->lock);
             return CSN_OK;
         }
+        csni_op_init(op, t);
+        api_init_op(op, t, to, (void *)buf, len, NULL);
     }
     bool busy = !op && t->nops >= max;
     csni_unlock(&t->lock);

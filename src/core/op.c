@@ -15,7 +15,7 @@ struct csni_sendreq *csni_sendreq_new(const struct csni_frame *f)
     return sr;
 }
 
-struct csni_op *csni_op_alloc(csn_transport *t, unsigned max_ops)
+struct csni_op *csni_op_take(csn_transport *t, unsigned max_ops)
 {
     struct csni_op *op, **link = &t->free_ops;
     csni_lock_assert_held(&t->lock);
@@ -29,8 +29,15 @@ struct csni_op *csni_op_alloc(csn_transport *t, unsigned max_ops)
         *link = op->next;
     else if (!(op = malloc(sizeof *op)))
         return NULL;
-    csni_op_init(op, t);
     t->nops++;
+    return op;
+}
+
+struct csni_op *csni_op_alloc(csn_transport *t, unsigned max_ops)
+{
+    struct csni_op *op = csni_op_take(t, max_ops);
+    if (op)
+        csni_op_init(op, t);
     return op;
 }
 

@@ -63,10 +63,10 @@ struct csni_op {
     csn_netid peer; /* tx: destination; rx: source filter (CSN_NULL_NETID = any), then sender */
     void *buf;
     size_t len;
-    size_t *received;       /* rx: where the delivered length is written (may be NULL) */
-    size_t msglen;          /* rx: length of the matched message */
-    size_t got;             /* rx: bytes of a chunked DATA payload placed so far */
-    uint64_t token;         /* rendezvous token, unique within the process */
+    size_t *received; /* rx: where the delivered length is written (may be NULL) */
+    size_t msglen;    /* rx: length of the matched message */
+    size_t got;       /* rx: bytes of a chunked DATA payload placed so far */
+    uint64_t token;   /* rendezvous token, unique within the process */
     /* tx: handed to the fabric provider with its RTS (CSNI_RTS_PUSHED), so done only when the
      * provider says; refused: the receiver's answer that its transport is gone (CSN_OK: none),
      * the status given then. */
@@ -82,8 +82,11 @@ static inline size_t csni_op_deliver(const struct csni_op *op)
     return op->msglen < op->len ? op->msglen : op->len;
 }
 
-/* op.c. The transport's lock is held for alloc and free. alloc: NULL when t has max_ops
- * outstanding or memory is short. */
+/* op.c. The transport's lock is held for take, alloc and free. take: an op counted in t's
+ * outstanding ones, its fields as its last use left them (or unset), whose request no writer
+ * owns; alloc: the same, then csni_op_init. Both NULL when t has max_ops outstanding or memory
+ * is short. */
+struct csni_op *csni_op_take(csn_transport *t, unsigned max_ops);
 struct csni_op *csni_op_alloc(csn_transport *t, unsigned max_ops);
 void csni_op_init(struct csni_op *op, csn_transport *t); /* a fresh op of t, not on a list */
 void csni_op_free(csn_transport *t, struct csni_op *op);

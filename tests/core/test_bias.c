@@ -1,10 +1,11 @@
 /* test_bias.c: biased locks alone (src/core/bias.c, core/lock.c): a thread that keeps taking a
  * biasable lock is given it; mutual exclusion holds while other threads take it back at random
  * moments (a lost take-back shows as two threads inside at once, or a lost increment); two
- * biased locks held at once and released out of order; trylock from another thread gets a
- * lock whose owner is outside; an exited owner's record passes to a new thread; a forked
- * child's own lock is biased and taken back. Without the
- * kernel's barrier (or CSN_LOCK_BIAS off) the locks stay plain and the same checks run. */
+ * biased locks held at once and released out of order; more biased locks at once than a
+ * thread's record has slots, let go in a scrambled order (its record empties); trylock from another
+ * thread gets a lock whose owner is outside; an exited owner's record passes to a new thread; a
+ * forked child's own lock is biased and taken back. Without the kernel's barrier (or CSN_LOCK_BIAS
+ * off) the locks stay plain and the same checks run. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -57,6 +58,39 @@ static void test_given(void)
     CHECK(atomic_load(&inner.held) == 0 && atomic_load(&outer.held) == 0);
     printf("given: %s after 2000 takes in a row (two held at once, released out of order)\n",
            bias ? "biased" : "not biased (no barrier here)");
+}
+
+/* CSNI_BIAS_NEST + 1 biased locks of rising rank, all given to this thread, taken together
+ * (the last by its word: the record is full) and let go in a scrambled order, the word's lock
+ * among them: every slot of the record must be empty after, and each lock free. */
+static void test_stack(void)
+{
+    static const int ranks[CSNI_BIAS_NEST + 1] = {CSNI_RANK_TABLE, CSNI_RANK_TPORT, CSNI_RANK_PEER,
+                                                  CSNI_RANK_WRITER, CSNI_RANK_LISTS};
+    static const int release[CSNI_BIAS_NEST + 1] = {2, 0, 4, 1, 3};
+    csni_lock_t l[CSNI_BIAS_NEST + 1];
+    for (int k = 0; k <= CSNI_BIAS_NEST; k++) {
+        csni_lock_init_biased(&l[k], ranks[k]);
+        for (int i = 0; i < 1100; i++) {
+            csni_lock(&l[k]);
+            csni_unlock(&l[k]);
+        }
+        CHECK(owned_by_me(&l[k]) == bias);
+    }
+    for (int round = 0; round < 1000; round++) {
+        for (int k = 0; k <= CSNI_BIAS_NEST; k++)
+            csni_lock(&l[k]);
+        critical();
+        CHECK(!bias || atomic_load(&l[CSNI_BIAS_NEST].held) != 0);
+        for (int k = 0; k <= CSNI_BIAS_NEST; k++)
+            csni_unlock(&l[release[k]]);
+        for (int k = 0; bias && k < CSNI_BIAS_NEST; k++)
+            CHECK(atomic_load(&csni_bias_self->in[k]) == NULL);
+        for (int k = 0; k <= CSNI_BIAS_NEST; k++)
+            CHECK(atomic_load(&l[k].held) == 0);
+    }
+    printf("stack: %d locks at once (one more than the record holds), let go scrambled\n",
+           CSNI_BIAS_NEST + 1);
 }
 
 #define RACE_TAKES 2000 /* by each of the two others */
@@ -181,6 +215,7 @@ int main(void)
     csni_lock_init_biased(&outer, CSNI_RANK_TPORT);
     csni_lock_init_biased(&inner, CSNI_RANK_WRITER);
     test_given();
+    test_stack();
     test_race();
     test_exit();
     test_fork();

@@ -60,7 +60,18 @@
  * would find room for what the other had taken alone), the lap runs on to the ring's end. The
  * consumer needs no change: it follows wrap markers wherever they are. A burst that starts
  * with the very record that goes back finds room for what the consumer has taken only, until
- * it passes the marker. */
+ * it passes the marker.
+ * Stall. A one-way stream of records of 256 bytes to a quarter of the stream part's half (the
+ * payload, not control frames) has one more mark, at half the stream part (2 x compact): there,
+ * if the consumer has taken something since the compact mark (it works, but lags) and the peer
+ * wrote nothing to us, the record goes back to the start as soon as the consumer has left room
+ * for it, and until then the ring counts as full (the write is refused, the record waits in
+ * the connection's queue; csni_shm_arm wakes the writer for that room, not for any). A
+ * producer that ran on wrote lines neither cache held; one that waits writes lines the
+ * consumer has just read: one way at 256 B-2 KiB 1.13-1.29x, with the CPUs far apart as well
+ * (BENCHMARKS.md, issue 19). Not for a burst (the consumer took nothing: the lap runs on as
+ * before) nor both ways (each side waiting for room would cost the other its window: 4 KiB
+ * both ways lost 0.85x when the mark was there for every record). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -467,37 +478,49 @@ static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, 
         total += iov[i].iov_len;
     /* avail >= SHM_LINE always: the slot at tail is ours (zeroed, the consumer waits on it). */
     uint64_t avail = size - (tail - s->head_cache), here, wrapped;
-    if (at + shm_rec_bytes(pad << SHM_PAD_SHIFT | total) > s->wrap_at) {
-        /* Past the compact part: back to the start if the consumer took all there is; past
-         * the stream part, if it is less than half of that behind. Not while more is to be
-         * taken: the marker's skip counts against the space until the consumer passed it, and
-         * a burst would find room for what the consumer has taken alone. */
+    uint64_t rec = shm_rec_bytes(pad << SHM_PAD_SHIFT | total);
+    if (at + rec > s->wrap_at) {
+        /* Past the compact part: back to the start if the consumer took all there is; at the
+         * stall mark of a one-way stream, when there is room (else wait); past the stream part,
+         * if it is less than half of that behind. Not while more is to be taken: the marker's
+         * skip counts against the space until the consumer passed it, and a burst would find
+         * room for what the consumer has taken alone. */
         s->head_cache = atomic_load_explicit(&r->head, memory_order_acquire);
         avail = size - (tail - s->head_cache);
-        uint64_t stream = csni_shm_stream_bytes(size, s->compact);
-        bool back = at > 0 && avail == size;
+        uint64_t stream = csni_shm_stream_bytes(size, s->compact), mid = stream / 2;
+        bool back = at > 0 && avail == size, stall = false;
+        bool data = total > 4 * SHM_LINE && rec <= mid / 4 && mid > s->compact;
         if (!back && at > 0 && s->wrap_at < size) {
-            /* A stream, at the compact or the stream mark. Back at the stream mark only if the
-             * peer wrote at most a quarter of the stream part to us since the compact mark: a
-             * stream both ways, each side busy writing its own, keeps the whole ring (both ways
-             * at 1-4 KiB the stream part alone cost 0.88-0.92x, BENCHMARKS.md, issue 19). Not
-             * read where the ring is empty at the mark (a ping-pong), at the ring's end, or
-             * without a compact part: a line the peer writes. */
+            /* A stream, at one of its marks. The peer's tail is read here only: a line the peer
+             * writes. Not where the ring is empty at the mark (a ping-pong), at the ring's end,
+             * or without a compact part. */
             uint64_t in = atomic_load_explicit(&s->in->tail, memory_order_relaxed);
-            back =
-                s->wrap_at == stream && size - avail < stream / 2 && in - s->in_seen <= stream / 4;
-            s->in_seen = in;
+            if (s->wrap_at == s->compact) {
+                s->in_seen = in;
+                s->head_seen = s->head_cache;
+            } else if (s->wrap_at == mid) {
+                stall = back = data && in == s->in_seen && s->head_cache != s->head_seen;
+            } else {
+                back = in - s->in_seen <= stream / 4 && size - avail < stream / 2;
+            }
         }
         wrapped =
             back && avail > contig + SHM_LINE ? shm_cap(at, avail - contig - SHM_LINE, pad) : 0;
-        if (wrapped >= total) {
+        if (wrapped >= total || (stall && !whole && wrapped > 0)) {
             s->wrap_at = s->compact;
+            atomic_store_explicit(&s->stall_need, 0, memory_order_relaxed);
             size_t len = shm_fill(r, 0, pad, iov, n, wrapped);
             shm_publish(s, r, tail, contig, pad, len);
             return (ssize_t)len;
         }
-        /* It lags: this lap runs on to the stream part's end, or to the ring's. */
-        s->wrap_at = s->wrap_at == s->compact && stream > s->compact ? stream : size;
+        if (stall) {
+            atomic_store_explicit(&s->stall_need, rec + SHM_LINE, memory_order_relaxed);
+            errno = EAGAIN;
+            return -1;
+        }
+        atomic_store_explicit(&s->stall_need, 0, memory_order_relaxed);
+        /* It lags: this lap runs on to the next mark, or to the ring's end. */
+        s->wrap_at = s->wrap_at == s->compact && data ? mid : s->wrap_at < stream ? stream : size;
     }
     for (int look = 0;; look++) {
         here = shm_cap(contig, avail - SHM_LINE, pad);
@@ -692,8 +715,10 @@ bool csni_shm_arm(struct csni_shm *s, bool want_space)
         return true;
     if (want_space) {
         uint64_t tail = atomic_load_explicit(&s->out->tail, memory_order_relaxed);
-        if (tail - atomic_load_explicit(&s->out->head, memory_order_acquire) + 4 * SHM_LINE <=
-            s->ring_bytes)
+        uint64_t used = tail - atomic_load_explicit(&s->out->head, memory_order_acquire);
+        uint64_t need = atomic_load_explicit(&s->stall_need, memory_order_relaxed);
+        if (need ? (tail & (s->ring_bytes - 1)) - used >= need || used == 0
+                 : used + 4 * SHM_LINE <= s->ring_bytes)
             return true;
     }
     return false;

@@ -30,7 +30,11 @@ struct csni_shm {
     uint64_t compact;      /* producer's: the bytes at the start of the out ring kept to while
                             * the consumer keeps up (shm.c, "Compact"); ring_bytes: all */
     uint64_t wrap_at;      /* producer's: where this lap goes back to the start */
-    uint64_t in_seen;      /* producer's: the in ring's tail at the last mark (shm.c) */
+    uint64_t in_seen;      /* producer's: the in ring's tail at the last compact mark (shm.c) */
+    uint64_t head_seen;    /* producer's: the out ring's head there */
+    /* Producer's, read by whoever arms the ring: 0, or while a one-way stream waits at the
+     * stream mark for room at the start, how far into the ring the consumer must be for it. */
+    _Atomic uint64_t stall_need;
 };
 
 /* The creating side makes the segment at path (O_EXCL: never someone else's file), sized and
@@ -53,7 +57,8 @@ uint64_t csni_shm_compact_bytes(uint64_t ring_bytes, uint64_t bytes);
 uint64_t csni_shm_stream_bytes(uint64_t ring_bytes, uint64_t compact);
 /* The producer keeps its records to csni_shm_compact_bytes(its ring, bytes) while the consumer
  * keeps up, and to 4 times that while the consumer is less than half of those behind (the
- * default: the whole ring). Before the first write. */
+ * default: the whole ring); a one-way stream of payloads waits at twice it for room at the
+ * start (shm.c, "Stall"). Before the first write. */
 void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes);
 /* Gives a dead connection's segment back to the system while threads may still hold pointers
  * into it: its range becomes fresh zero pages (a ring that reads as empty). Does not block;
@@ -65,7 +70,7 @@ pid_t csni_shm_peer_pid(const struct csni_shm *s);
  * src: 32-bit ids, csni_conn_send_now says why they travel as 64-bit) and its payload as one record
  * if all of it fits now; false (nothing written) when the ring has no room; the caller keeps its
  * buffer. writev: as much of iov as fits as one record: bytes written, or -1 with errno EAGAIN when
- * full. Neither blocks. */
+ * full (or while a stream waits at its stall mark: shm.c). Neither blocks. */
 bool csni_shm_write_eager(struct csni_shm *s, uint64_t dst, uint64_t src, const void *payload,
                           size_t len);
 ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n);
