@@ -61,8 +61,8 @@
  * consumer needs no change: it follows wrap markers wherever they are. A burst that starts
  * with the very record that goes back finds room for what the consumer has taken only, until
  * it passes the marker.
- * Stall. A one-way stream of records of 256 bytes to a quarter of the stream part's half (the
- * payload, not control frames) has one more mark, at half the stream part (2 x compact): there,
+ * Stall. A one-way stream of records of more than 256 bytes and at most a quarter of half the
+ * stream part (payloads, not control frames) has one more mark, at that half (2 x compact): there,
  * if the consumer has taken something since the compact mark (it works, but lags) and the peer
  * wrote nothing to us, the record goes back to the start as soon as the consumer has left room
  * for it, and until then the ring counts as full (the write is refused, the record waits in
@@ -717,7 +717,8 @@ bool csni_shm_arm(struct csni_shm *s, bool want_space)
         uint64_t tail = atomic_load_explicit(&s->out->tail, memory_order_relaxed);
         uint64_t used = tail - atomic_load_explicit(&s->out->head, memory_order_acquire);
         uint64_t need = atomic_load_explicit(&s->stall_need, memory_order_relaxed);
-        if (need ? (tail & (s->ring_bytes - 1)) - used >= need || used == 0
+        uint64_t at = tail & (s->ring_bytes - 1); /* a stalled lap's free start: at - used */
+        if (need ? used == 0 || (used <= at && at - used >= need)
                  : used + 4 * SHM_LINE <= s->ring_bytes)
             return true;
     }
