@@ -179,13 +179,10 @@ static void api_init_op(struct csni_op *op, csn_transport *t, csn_netid peer, vo
 static void api_init_done_tx(struct csni_op *op, csn_transport *t, csn_netid to, const void *buf,
                              size_t len)
 {
-    op->t = t;
+    api_init_op(op, t, to, (void *)buf, len, NULL);
     op->kind = CSNI_OP_TX;
     op->blocking = false;
     op->pull_asked = false;
-    op->peer = to;
-    op->buf = (void *)buf;
-    op->len = len;
 }
 
 /* op: a blocking call's own (stack) op to fill, or NULL for one from t's free list. */

@@ -506,19 +506,19 @@ static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, 
         }
         wrapped =
             back && avail > contig + SHM_LINE ? shm_cap(at, avail - contig - SHM_LINE, pad) : 0;
-        if (wrapped >= total || (stall && !whole && wrapped > 0)) {
+        bool go = wrapped >= total || (stall && !whole && wrapped > 0);
+        atomic_store_explicit(&s->stall_need, stall && !go ? rec + SHM_LINE : 0,
+                              memory_order_relaxed);
+        if (go) {
             s->wrap_at = s->compact;
-            atomic_store_explicit(&s->stall_need, 0, memory_order_relaxed);
             size_t len = shm_fill(r, 0, pad, iov, n, wrapped);
             shm_publish(s, r, tail, contig, pad, len);
             return (ssize_t)len;
         }
         if (stall) {
-            atomic_store_explicit(&s->stall_need, rec + SHM_LINE, memory_order_relaxed);
             errno = EAGAIN;
             return -1;
         }
-        atomic_store_explicit(&s->stall_need, 0, memory_order_relaxed);
         /* It lags: this lap runs on to the next mark, or to the ring's end. */
         s->wrap_at = s->wrap_at == s->compact && data ? mid : s->wrap_at < stream ? stream : size;
     }
