@@ -1,9 +1,10 @@
 /* test_ring.c: the shared-memory ring alone (src/transport/shm): records wrap around the end of
  * the ring intact, in laps that reuse every line as a header and as the inside of a record, a full
- * ring refuses and takes again once space is handed back, records arrive whole and in order under a
- * concurrent producer, a sleeping consumer is always rung (also where the producer leaves its fence
- * out and the consumer runs membarrier), and corrupt record headers written by a hostile peer are
- * refused instead of read. */
+ * ring refuses and takes again once space is handed back, a lap that ends at the ring's end
+ * exactly brings the compact part back, records arrive whole and in order under a concurrent
+ * producer, a sleeping consumer is always rung (also where the producer leaves its fence out and
+ * the consumer runs membarrier), and corrupt record headers written by a hostile peer are refused
+ * instead of read. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -20,6 +21,7 @@
 #include "wire/frame.h"
 
 #define RING 4096u
+#define SHM_TEST_LINE 64u /* shm.c's line: records take whole lines */
 
 static struct csni_shm *tx, *rx;
 
@@ -244,6 +246,43 @@ static void test_compact(void)
            "first %u a record behind (%u records past it with a stream back); a burst of %u "
            "records (%u without compact) in between\n",
            COMPACT, COMPACT_RING, 4 * COMPACT, beyond[1], burst, whole);
+}
+
+/* Records of one line each lap exactly at the ring's end, with no wrap marker: after a burst
+ * ran a lap on to the end, a consumer that keeps up gets the records within the compact part
+ * again from the next lap on (the lap that ended there brings the compact mark back). */
+static void test_lap_end(void)
+{
+    enum { LEN = SHM_TEST_LINE - 8 - CSNI_FRAME_SIZE };
+    uint8_t pay[LEN];
+    uint32_t w = 0, r = 0;
+    unsigned burst, outside = 0;
+    const uint8_t *at, *start;
+    size_t n;
+    ring_open_size(COMPACT_RING);
+    csni_shm_set_compact(tx, COMPACT);
+    make(pay, w, LEN);
+    CHECK(wr(tx, w++, pay, LEN));
+    CHECK(csni_shm_peek(rx, &at, &n) == 1);
+    start = at;
+    burst = 1 + compact_burst(pay, LEN, &w);
+    CHECK(burst == COMPACT_RING / SHM_TEST_LINE - 1);
+    while (r < w)
+        CHECK(take(r++) == 1);
+    for (unsigned i = 0; i < 2 * COMPACT_RING / SHM_TEST_LINE; i++, w++, r++) {
+        make(pay, w, LEN);
+        CHECK(wr(tx, w, pay, LEN));
+        CHECK(csni_shm_peek(rx, &at, &n) == 1);
+        if (i >= COMPACT_RING / SHM_TEST_LINE) /* a lap on */
+            outside += at + n > start + COMPACT;
+        CHECK(take(r) == 1);
+    }
+    CHECK(outside == 0);
+    CHECK(take(r) == 0);
+    ring_close();
+    printf("lap end: after a burst of %u one-line records, records one by one keep to the first "
+           "%u bytes of a %u-byte ring again\n",
+           burst, COMPACT, COMPACT_RING);
 }
 
 /* A one-way stream of 1000-byte records whose consumer works but lags (it took one record since
@@ -492,6 +531,7 @@ int main(void)
     test_laps_read(32768, LAPS_MAX, 0);
     test_laps_read(32768, LAPS_MAX, 4096);
     test_compact();
+    test_lap_end();
     test_stall();
     test_full();
     test_order();

@@ -463,6 +463,8 @@ static inline __attribute__((always_inline)) void shm_publish(struct csni_shm *s
         atomic_store_explicit(shm_slot(r, tail & mask), SHM_WRAP, memory_order_release);
     }
     atomic_store_explicit(&r->tail, tail + skip + rec, memory_order_relaxed);
+    if (next == 0)
+        s->wrap_at = s->compact; /* the lap ended at the ring's end exactly: no marker leads back */
     shm_ring_doorbell(s, &r->rx_armed);
 }
 
