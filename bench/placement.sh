@@ -5,7 +5,9 @@
 # usage: bench/placement.sh [--rounds N] [--sizes LIST] [--test TEST] [--far US] CONFIG...
 #   CONFIG: NAME=BUILD_DIR[,VAR=VALUE...]  csn's pingpong of that build under its csnrun, with
 #           those variables set (e.g. stream=build,CSN_SHM_PULL_MAX=0), or
-#           NAME=mpi:BUILD_DIR              that build's pingpong-mpi under mpirun.openmpi.
+#           NAME=mpi:BUILD_DIR              that build's pingpong-mpi under mpirun.openmpi, or
+#           NAME=ring:BUILD_DIR[,VAR=VALUE...]  that build's ring-stream (its shared-memory ring
+#           alone, no library around it; --test bw only), e.g. r16=ring:build,CSN_SHM_RING=16K.
 #   --rounds N    rounds (default 6); each runs every CONFIG once, in the order given
 #   --sizes LIST  pingpong --sizes (default 256K,1M,4M,16M)
 #   --test TEST   pingpong --test: one of lat, bw, bibw (default bibw; one per run: the
@@ -24,7 +26,7 @@
 # placements compares them, not the configurations.
 set -u
 me=placement.sh
-usage() { sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,26p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "$me: $2" >&2; exit "$1"; }
 
 rounds=6 sizes=256K,1M,4M,16M test=bibw far=0.15
@@ -57,15 +59,23 @@ for c in "${configs[@]}"; do
         [ -x "$b/bench/pingpong/pingpong-mpi" ] || die 2 "$name: $b/bench/pingpong/pingpong-mpi is not built"
         cmd="$mpirun -np 2 $b/bench/pingpong/pingpong-mpi" env=''
     else
+        ring=''
+        [ "${rest#ring:}" = "$rest" ] || { ring=1 rest=${rest#ring:}; }
         b=${rest%%,*} env=''
         [ "$b" = "$rest" ] || env=$(echo "${rest#*,}" | tr ',' ' ')
-        for f in tools/csnrun/csnrun bench/pingpong/pingpong; do
-            [ -x "$b/$f" ] || die 2 "$name: $b/$f is not built"
-        done
         for kv in $env; do
             case $kv in [A-Z_]*=*) ;; *) die 2 "$name: '$kv' is not VAR=VALUE" ;; esac
         done
-        cmd="$b/tools/csnrun/csnrun -np 2 $b/bench/pingpong/pingpong"
+        if [ -n "$ring" ]; then
+            [ "$test" = bw ] || die 2 "$name: ring-stream measures --test bw only"
+            [ -x "$b/bench/pingpong/ring-stream" ] || die 2 "$name: $b/bench/pingpong/ring-stream is not built"
+            cmd="$b/bench/pingpong/ring-stream"
+        else
+            for f in tools/csnrun/csnrun bench/pingpong/pingpong; do
+                [ -x "$b/$f" ] || die 2 "$name: $b/$f is not built"
+            done
+            cmd="$b/tools/csnrun/csnrun -np 2 $b/bench/pingpong/pingpong"
+        fi
     fi
     [ -n "$lf" ] || lf=$b/bench/pingpong/line-floor
     names+=("$name") cmds+=("$cmd") envs+=("$env")

@@ -36,6 +36,33 @@ if(TARGET memcpy-bench)
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:ring-floor>|20|57" -DRC=2
                    -DERR_MATCH=SIZE -DONE_LINE=1 -P ${PP_CHECK})
   set_tests_properties(pingpong_ring_floor pingpong_ring_floor_bad PROPERTIES TIMEOUT 30)
+endif()
+if(TARGET ring-stream)
+  # A ring of 4K (one record of 1K at a time) and a compact part as large exercise the wait for
+  # room and the wraps; 2K would not fit it whole at every place (refused).
+  add_test(NAME pingpong_ring_stream
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:ring-stream>|--sizes|0,8,1K,2K|--samples|3|--windows|50"
+                   -DRC=0 "-DMATCH=^# ring-stream: ring 262144, compact 8192|bw_med|\n +2048 +[0-9.]+ +[0-9.]+ +50\n"
+                   -P ${PP_CHECK})
+  add_test(NAME pingpong_ring_stream_small
+           COMMAND ${CMAKE_COMMAND} -E env CSN_SHM_RING=4K CSN_SHM_COMPACT=4K
+                   $<TARGET_FILE:ring-stream> --sizes 1K,1 --samples 1 --windows 20)
+  add_test(NAME pingpong_ring_stream_bad
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:ring-stream>|--sizes|128K" -DRC=2
+                   -DERR_MATCH=64K -DONE_LINE=1 -P ${PP_CHECK})
+  add_test(NAME pingpong_ring_stream_bad_env
+           COMMAND ${CMAKE_COMMAND} -E env CSN_SHM_RING=5000
+                   ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:ring-stream>" -DRC=2
+                   -DERR_MATCH=CSN_SHM_RING -DONE_LINE=1 -P ${PP_CHECK})
+  add_test(NAME pingpong_ring_stream_too_large
+           COMMAND ${CMAKE_COMMAND} -E env CSN_SHM_RING=4K
+                   ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:ring-stream>|--sizes|2K" -DRC=2
+                   -DERR_MATCH=too.large -DONE_LINE=1 -P ${PP_CHECK})
+  set_tests_properties(pingpong_ring_stream pingpong_ring_stream_small pingpong_ring_stream_bad
+                       pingpong_ring_stream_bad_env pingpong_ring_stream_too_large
+                       PROPERTIES TIMEOUT 30)
+endif()
+if(TARGET memcpy-bench)
   add_test(NAME pingpong_cma_floor
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:cma-floor>|1|64K" -DRC=0
                    "-DMATCH=both_ways|\n +64K +[0-9.]+ +[0-9.]+" -P ${PP_CHECK})

@@ -5,7 +5,7 @@
 script=$1 build=$2
 . "$(dirname "$0")/common.sh"
 # Argument errors: one line each, status 2, nothing run.
-for args in "--rounds 0 a=$build" "--test bw,bibw a=$build" "--far x a=$build" "a=/nonexistent" "notaconfig" "--bogus a=$build" ""; do
+for args in "r=ring:/nonexistent" "--rounds 0 a=$build" "--test bw,bibw a=$build" "--far x a=$build" "a=/nonexistent" "notaconfig" "--bogus a=$build" ""; do
     # shellcheck disable=SC2086
     refused "$script" $args
 done
@@ -28,4 +28,10 @@ for c in pull $( [ $mpi = 1 ] && echo mpi); do
     echo "$ratios" | grep -qE "^$c +262144 +[0-9.]+ \(1\) " || fail "no ratio for $c"
 done
 echo "$ratios" | grep -qE "^stream " && fail "a ratio of the first configuration to itself"
+# ring-stream configurations: the ring alone, bw only.
+refused "$script" --test bibw "r=ring:$build"
+out=$("$script" --rounds 1 --sizes 1K --test bw "r=ring:$build" "r16=ring:$build,CSN_SHM_RING=16K" 2>&1) ||
+    { echo "$out"; fail "the ring-stream run failed"; }
+echo "$out"
+echo "$out" | grep -qE "^r16 +1024 +[0-9.]+ \(1\) " || fail "no summary for r16"
 echo PASS

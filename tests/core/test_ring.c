@@ -289,8 +289,10 @@ static void test_lap_end(void)
  * the compact mark): at the middle of the stream part (2 x COMPACT) the producer waits for room
  * at the start instead of running on into the rest of the ring. The write is refused with
  * most of the ring free, arming for space says "not yet" until the consumer passed the room
- * the record needs, and then the record goes to the start, after all the others in order. */
-static void test_stall(void)
+ * the record needs, and then the record goes to the start, after all the others in order.
+ * back: bytes the peer writes to the producer meanwhile. An ack (8) does not make it a stream
+ * both ways; 1000 does, and then the lap runs on past the mark. */
+static void test_stall(size_t back)
 {
     uint8_t pay[1000];
     uint32_t w = 0, r = 0;
@@ -307,10 +309,24 @@ static void test_stall(void)
         CHECK(wr(tx, w, pay, sizeof pay));
     }
     CHECK(take(r++) == 1);
+    if (back) {
+        CHECK(wr(rx, 0, pay, back));
+        CHECK(csni_shm_peek(tx, &at, &n) == 1);
+        csni_shm_consume(tx, n);
+    }
     for (;; w++) {
         make(pay, w, sizeof pay);
         if (!wr(tx, w, pay, sizeof pay))
             break;
+    }
+    if (back > 4 * 64) {
+        CHECK(w * 1088u > 2 * COMPACT); /* ran on */
+        while (r < w)
+            CHECK(take(r++) == 1);
+        ring_close();
+        printf("stall: not with %zu bytes the other way, the lap ran on to byte %u\n", back,
+               w * 1088u);
+        return;
     }
     CHECK(w * 1088u <= 2 * COMPACT && w * 1088u + 1088u > 2 * COMPACT);
     CHECK(!csni_shm_arm(tx, true));
@@ -323,8 +339,9 @@ static void test_stall(void)
     CHECK(take(r++) == 1);
     CHECK(take(r) == 0);
     ring_close();
-    printf("stall: a lagging one-way stream waits at byte %u of a %u-byte ring, then goes back\n",
-           2 * COMPACT, COMPACT_RING);
+    printf("stall: a lagging one-way stream (%zu bytes the other way) waits at byte %u of a "
+           "%u-byte ring, then goes back\n",
+           back, 2 * COMPACT, COMPACT_RING);
 }
 
 static void test_full(void)
@@ -532,7 +549,9 @@ int main(void)
     test_laps_read(32768, LAPS_MAX, 4096);
     test_compact();
     test_lap_end();
-    test_stall();
+    test_stall(0);
+    test_stall(8);
+    test_stall(1000);
     test_full();
     test_order();
     test_doorbell(false);

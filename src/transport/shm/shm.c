@@ -64,14 +64,17 @@
  * Stall. A one-way stream of records of more than 256 bytes and at most a quarter of half the
  * stream part (payloads, not control frames) has one more mark, at that half (2 x compact): there,
  * if the consumer has taken something since the compact mark (it works, but lags) and the peer
- * wrote nothing to us, the record goes back to the start as soon as the consumer has left room
- * for it, and until then the ring counts as full (the write is refused, the record waits in
- * the connection's queue; csni_shm_arm wakes the writer for that room, not for any). A
- * producer that ran on wrote lines neither cache held; one that waits writes lines the
- * consumer has just read: one way at 256 B-2 KiB 1.13-1.29x, with the CPUs far apart as well
- * (BENCHMARKS.md, issue 19). Not for a burst (the consumer took nothing: the lap runs on as
- * before) nor both ways (each side waiting for room would cost the other its window: 4 KiB
- * both ways lost 0.85x when the mark was there for every record). */
+ * wrote at most 256 bytes to us (an ack, a few control frames), the record goes back to the
+ * start as soon as the consumer has left room for it, and until then the ring counts as full
+ * (the write is refused, the record waits in the connection's queue; csni_shm_arm wakes the
+ * writer for that room, not for any). A producer that ran on wrote lines neither cache held;
+ * one that waits writes lines the consumer has just read: one way at 256 B-2 KiB 1.13-1.29x,
+ * with the CPUs far apart as well. Where the peer had to write nothing at all, a stream
+ * answered once a window (pingpong's ack) ran on in every lap its ack fell in: counting an ack
+ * as nothing made the ring alone (bench/pingpong/ring-stream) 1.35-1.9x faster at 256 B-1 KiB,
+ * the library 1.06-1.20x (BENCHMARKS.md, issue 19). Not for a burst (the consumer took
+ * nothing: the lap runs on as before) nor both ways (each side waiting for room would cost the
+ * other its window: 4 KiB both ways lost 0.85x when the mark was there for every record). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -501,7 +504,8 @@ static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, 
                 s->in_seen = in;
                 s->head_seen = s->head_cache;
             } else if (s->wrap_at == mid) {
-                stall = back = data && in == s->in_seen && s->head_cache != s->head_seen;
+                stall = back =
+                    data && in - s->in_seen <= 4 * SHM_LINE && s->head_cache != s->head_seen;
             } else {
                 back = in - s->in_seen <= stream / 4 && size - avail < stream / 2;
             }
