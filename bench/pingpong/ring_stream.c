@@ -9,7 +9,6 @@
  * CSN_SHM_RING and CSN_SHM_COMPACT set the ring and its compact part as they do for the library
  * (defaults 256K and 8K). Prints pingpong's table: per size the median and best MB/s (1e6 B/s)
  * of payload over the samples, and the windows of one sample. */
-#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
