@@ -84,12 +84,14 @@ static int rs_env_bytes(const char *name, size_t def, size_t *out)
  * the producer, spinning on it, checks now and then that it is still there, so that a crash
  * ends the run instead of hanging it. */
 static pid_t rs_peer;
+static char rs_path[96]; /* the segment's file, unlinked once the consumer mapped it */
 
 static void rs_check_peer(unsigned long *spins)
 {
     int st;
     if (rs_peer && ++*spins % (1ul << 20) == 0 && waitpid(rs_peer, &st, WNOHANG) != 0) {
         fprintf(stderr, "ring-stream: the other process ended\n");
+        unlink(rs_path);
         exit(1);
     }
 }
@@ -213,8 +215,7 @@ int main(int argc, char **argv)
             return 2;
         }
 
-    char path[96];
-    snprintf(path, sizeof path, "/dev/shm/csn-ring-stream.%d", (int)getpid());
+    snprintf(rs_path, sizeof rs_path, "/dev/shm/csn-ring-stream.%d", (int)getpid());
     size_t maxsz = 1;
     for (int i = 0; i < sz.n; i++)
         maxsz = sz.v[i] > maxsz ? sz.v[i] : maxsz;
@@ -225,21 +226,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "ring-stream: out of memory\n");
         return 1;
     }
-    if (csni_shm_create(path, ring, false, true, &me) != CSN_OK)
-        return 1; /* the library said why */
+    if (csni_shm_create(rs_path, ring, false, true, &me) != CSN_OK) {
+        fprintf(stderr, "ring-stream: cannot create the ring %s\n", rs_path);
+        return 1;
+    }
     long warm = windows / 10 ? windows / 10 : 1;
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) {
         perror("ring-stream: fork");
-        unlink(path);
+        unlink(rs_path);
         return 1;
     }
     if (pid == 0) {
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
             _exit(1);
         rs_pin(1);
-        if (csni_shm_attach(path, false, true, &peer) != CSN_OK) /* unlinks it */
+        if (csni_shm_attach(rs_path, false, true, &peer) != CSN_OK) /* unlinks it */
             _exit(1);
         csni_shm_set_compact(peer, compact);
         for (int i = 0; i < sz.n; i++)
@@ -265,7 +268,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ring-stream: the consumer failed\n");
         rc = 1;
     }
-    unlink(path); /* gone already unless the consumer failed before it attached */
+    unlink(rs_path); /* gone already unless the consumer failed before it attached */
     csni_shm_unmap(me);
     free(v);
     pp_free(src);

@@ -319,7 +319,7 @@ static void test_stall(size_t back)
         if (!wr(tx, w, pay, sizeof pay))
             break;
     }
-    if (back > 4 * 64) {
+    if (back > 4 * SHM_TEST_LINE) {
         CHECK(w * 1088u > 2 * COMPACT); /* ran on */
         while (r < w)
             CHECK(take(r++) == 1);
