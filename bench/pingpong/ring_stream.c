@@ -9,14 +9,13 @@
  * CSN_SHM_RING and CSN_SHM_COMPACT set the ring and its compact part as they do for the library
  * (defaults 256K and 8K). Prints pingpong's table: per size the median and best MB/s (1e6 B/s)
  * of payload over the samples, and the windows of one sample. */
-#include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ppcommon.h"
@@ -40,30 +39,6 @@ static const char rs_usage[] =
     "  --window N     messages per window (default 64, at most 1024)\n"
     "  --test bw      the one test there is (accepted for bench/placement.sh)\n"
     "  --help         this text\n";
-
-static double rs_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* The k-th CPU this process may run on (k = 0, 1), so that the two sides never share one
- * while a second is there. */
-static void rs_pin(int k)
-{
-    cpu_set_t all, one;
-    if (sched_getaffinity(0, sizeof all, &all) != 0 || CPU_COUNT(&all) < 2)
-        return;
-    for (int c = 0, seen = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &all) && seen++ == k) {
-            CPU_ZERO(&one);
-            CPU_SET(c, &one);
-            if (sched_setaffinity(0, sizeof one, &one) != 0)
-                perror("ring-stream: sched_setaffinity");
-            return;
-        }
-}
 
 /* A tunable as the library reads it: bytes with an optional K/M suffix. */
 static int rs_env_bytes(const char *name, size_t def, size_t *out)
@@ -138,7 +113,7 @@ static void rs_consume(struct csni_shm *s, size_t size, long n, long window, uin
 /* The producer's side of n windows of size; returns the MB/s of payload. */
 static double rs_produce(struct csni_shm *s, size_t size, long n, long window, const uint8_t *src)
 {
-    double t0 = rs_now();
+    double t0 = pp_now();
     for (long w = 0; w < n; w++) {
         for (long j = 0; j < window; j++)
             rs_send(s, src, size);
@@ -146,19 +121,13 @@ static double rs_produce(struct csni_shm *s, size_t size, long n, long window, c
         rs_wait(s, &len);
         csni_shm_consume(s, len);
     }
-    return (double)n * (double)window * (double)size / (rs_now() - t0) / 1e6;
+    return (double)n * (double)window * (double)size / (pp_now() - t0) / 1e6;
 }
 
 static int rs_bad(const char *arg)
 {
     fprintf(stderr, "ring-stream: bad or missing value at '%s' (see --help)\n", arg);
     return 2;
-}
-
-static int rs_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -232,6 +201,10 @@ int main(int argc, char **argv)
     }
     long warm = windows / 10 ? windows / 10 : 1;
     fflush(stdout);
+    /* The two sides on the first two CPUs we may use, so that they never share one while a
+     * second is there (none bound where there is one). */
+    int cpu[2];
+    bool bind = pp_two_cpus(cpu) == 0;
     pid_t pid = fork();
     if (pid < 0) {
         perror("ring-stream: fork");
@@ -241,7 +214,8 @@ int main(int argc, char **argv)
     if (pid == 0) {
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
             _exit(1);
-        rs_pin(1);
+        if (bind && pp_bind_cpu(cpu[1]) != 0)
+            perror("ring-stream: sched_setaffinity");
         if (csni_shm_attach(rs_path, false, true, &peer) != CSN_OK) /* unlinks it */
             _exit(1);
         csni_shm_set_compact(peer, compact);
@@ -250,7 +224,8 @@ int main(int argc, char **argv)
         _exit(0);
     }
     rs_peer = pid;
-    rs_pin(0);
+    if (bind && pp_bind_cpu(cpu[0]) != 0)
+        perror("ring-stream: sched_setaffinity");
     csni_shm_set_compact(me, compact);
     printf("# ring-stream: ring %zu, compact %llu, window %ld, %ld windows a batch\n", ring,
            (unsigned long long)csni_shm_compact_bytes(ring, compact), window, windows);
@@ -259,8 +234,8 @@ int main(int argc, char **argv)
         rs_produce(me, sz.v[i], warm, window, src);
         for (long b = 0; b < samples; b++)
             v[b] = rs_produce(me, sz.v[i], windows, window, src);
-        qsort(v, (size_t)samples, sizeof *v, rs_cmp);
-        printf("%10zu %10.1f %10.1f %9ld\n", sz.v[i], v[samples / 2], v[samples - 1], windows);
+        double best = pp_max(v, (int)samples);
+        printf("%10zu %10.1f %10.1f %9ld\n", sz.v[i], pp_median(v, (int)samples), best, windows);
         fflush(stdout);
     }
     int st = 0, rc = 0;

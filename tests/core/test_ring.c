@@ -250,7 +250,8 @@ static void test_compact(void)
 
 /* Records of one line each lap exactly at the ring's end, with no wrap marker: after a burst
  * ran a lap on to the end, a consumer that keeps up gets the records within the compact part
- * again from the next lap on (the lap that ended there brings the compact mark back). */
+ * again from the next lap on (its first record, at the ring's start, brings the compact mark
+ * back as a wrap marker's would). */
 static void test_lap_end(void)
 {
     enum { LEN = SHM_TEST_LINE - 8 - CSNI_FRAME_SIZE };

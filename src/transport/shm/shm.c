@@ -444,7 +444,8 @@ static __attribute__((noinline)) void shm_mark_inside(struct csni_shm *s, uint64
 /* Publishes a record of len bytes after pad already copied skip bytes after tail (skip: the
  * end of the ring left unused, then a wrap marker leads to the record at offset 0): zeroes
  * the header slot after the record unless it reads 0 already, writes its header (release),
- * then the marker, and rings the consumer if it sleeps. Inlined by force: out of line (as the
+ * then the marker, starts a lap under the compact mark if the record is at the ring's start,
+ * and rings the consumer if it sleeps. Inlined by force: out of line (as the
  * compiler chose once the map was added), it cost the small-message path 30 instructions. */
 static inline __attribute__((always_inline)) void shm_publish(struct csni_shm *s,
                                                               struct shm_ring *r, uint64_t tail,
@@ -466,8 +467,8 @@ static inline __attribute__((always_inline)) void shm_publish(struct csni_shm *s
         atomic_store_explicit(shm_slot(r, tail & mask), SHM_WRAP, memory_order_release);
     }
     atomic_store_explicit(&r->tail, tail + skip + rec, memory_order_relaxed);
-    if (next == 0)
-        s->wrap_at = s->compact; /* the lap ended at the ring's end exactly: no marker leads back */
+    if (at == 0)
+        s->wrap_at = s->compact; /* a new lap, behind a wrap marker or not ("Compact") */
     shm_ring_doorbell(s, &r->rx_armed);
 }
 
@@ -516,7 +517,6 @@ static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, 
         atomic_store_explicit(&s->stall_need, stall && !go ? rec + SHM_LINE : 0,
                               memory_order_relaxed);
         if (go) {
-            s->wrap_at = s->compact;
             size_t len = shm_fill(r, 0, pad, iov, n, wrapped);
             shm_publish(s, r, tail, contig, pad, len);
             return (ssize_t)len;
@@ -540,7 +540,6 @@ static ssize_t shm_ring_put(struct csni_shm *s, const struct iovec *iov, int n, 
         here = wrapped = 0;
     if (here < total && wrapped > here) {
         /* Record at the start of the ring, then the wrap marker that leads there. */
-        s->wrap_at = s->compact;
         size_t len = shm_fill(r, 0, pad, iov, n, wrapped);
         shm_publish(s, r, tail, contig, pad, len);
         return (ssize_t)len;

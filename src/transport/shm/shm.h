@@ -32,8 +32,8 @@ struct csni_shm {
     uint64_t wrap_at;      /* producer's: where this lap goes back to the start */
     uint64_t in_seen;      /* producer's: the in ring's tail at the last compact mark (shm.c) */
     uint64_t head_seen;    /* producer's: the out ring's head there */
-    /* Producer's, read by whoever arms the ring: 0, or while a one-way stream waits at the
-     * stream mark for room at the start, how far into the ring the consumer must be for it. */
+    /* Producer's, read by whoever arms the ring: 0, or while a one-way stream waits at its
+     * stall mark for room at the start, how far into the ring the consumer must be for it. */
     _Atomic uint64_t stall_need;
 };
 
