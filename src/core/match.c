@@ -433,8 +433,8 @@ csn_status csni_post_rx_locked(csn_transport *t, struct csni_op *op, bool src_go
 
 static void match_learn_tid(struct csni_conn *c, const struct csni_frame *f);
 
-bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *own,
-                       const struct csni_frame *f, const uint8_t *payload)
+int csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *own,
+                      struct csni_op *res, const struct csni_frame *f, const uint8_t *payload)
 {
     csn_netid src = csni_netid_make(c->pp->proc, csni_frame_src_tport(f));
     /* As csni_proto_frame does: a reply to this message then leaves without asking whether
@@ -445,26 +445,38 @@ bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *ow
     struct csni_op *op = match_first_posted(t, src);
     if (!op || (own && op != own)) {
         csni_unlock(&t->lock);
-        return false;
+        return CSNI_MATCH_NONE;
     }
     match_take_posted(t, op, src, c->pp, f->len);
     size_t n = f->len < op->len ? f->len : op->len;
     csni_copy(op->buf, payload, n);
-    if (own) {
-        /* csni_complete's count of a large receive, which this path does without it (a
-         * small message into a receive longer than half the eager size). */
+    int rv = CSNI_MATCH_DONE;
+    if (own || (res && !t->cq.head)) {
+        /* csni_complete's work for a receive, without its queue: a blocking receive's owner
+         * looks at its op's state; csn_test, with nothing older queued, takes the result here
+         * (in a stream of small messages, a queue and a second hold of t's lock per message
+         * saved). */
         if (op->large)
             atomic_fetch_sub_explicit(&t->large_rx, 1, memory_order_relaxed);
         if (op->received)
             *op->received = n;
         op->status = f->len > op->len ? CSN_OVERRUN : CSN_OK;
-        atomic_store_explicit(&op->state, CSNI_ST_DONE, memory_order_release);
+        if (own) {
+            atomic_store_explicit(&op->state, CSNI_ST_DONE, memory_order_release);
+        } else {
+            res->peer = src;
+            res->buf = op->buf;
+            res->status = op->status;
+            res->kind = CSNI_OP_RX;
+            csni_op_free(t, op);
+            rv = CSNI_MATCH_HANDED;
+        }
     } else {
         csni_complete(t, op, CSN_OK);
     }
     csni_unlock(&t->lock);
     csni_credit_owe(c, csni_credit_cost(f->len), csni_p->tun.window);
-    return true;
+    return rv;
 }
 
 /* ---- receiving: a message header arrived on a connection ---- */

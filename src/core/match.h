@@ -34,9 +34,13 @@ bool csni_tx_now(csn_transport *t, csn_netid to, const void *buf, size_t len);
 /* A thread waiting on t found an EAGER frame for t whole in c's ring (c's reader lock held):
  * place it into the receive it matches and complete that, without the general reader. own:
  * the caller's blocking receive, which must be the one that matches (completed as its
- * owner's); NULL: any (completed the general way). False: not taken, nothing changed. */
-bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *own,
-                       const struct csni_frame *f, const uint8_t *payload);
+ * owner's); NULL: any (completed the general way, or, res not NULL, handed to csn_test).
+ * res: csn_test's result; the receive's completion is written there and its op given back,
+ * never queued, when t has no older completion queued. CSNI_MATCH_NONE: not taken, nothing
+ * changed; CSNI_MATCH_DONE: completed; CSNI_MATCH_HANDED: completed into res. */
+enum { CSNI_MATCH_NONE, CSNI_MATCH_DONE, CSNI_MATCH_HANDED };
+int csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *own,
+                      struct csni_op *res, const struct csni_frame *f, const uint8_t *payload);
 
 /* ---- the reader's upcalls, made by core/poll.c with c's reader lock held ---- */
 /* A header arrived on c: answer where its payload goes (staged: an EAGER payload already
@@ -44,7 +48,8 @@ bool csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *ow
 void csni_proto_frame(struct csni_conn *c, const struct csni_frame *f, const uint8_t *staged,
                       struct csni_place *pl);
 /* The payload of f is placed as pl said. */
-void csni_proto_placed(struct csni_conn *c, const struct csni_frame *f, const struct csni_place *pl);
+void csni_proto_placed(struct csni_conn *c, const struct csni_frame *f,
+                       const struct csni_place *pl);
 /* The connection failed while pl was being filled. */
 void csni_proto_abandon(const struct csni_place *pl);
 

@@ -410,7 +410,8 @@ static void poll_ring(struct csni_proc *p, struct csni_conn *c)
  * them the hardware's own prefetcher follows the copy (2 KiB: no gain from 32 lines). */
 #define POLL_PREFETCH_MAX 1088u
 
-int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own)
+int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own,
+                     struct csni_op *res)
 {
     if (atomic_load_explicit(&p->conns.nshm, memory_order_relaxed) !=
             atomic_load_explicit(&p->conns.nlive, memory_order_relaxed) ||
@@ -427,12 +428,13 @@ int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own)
             return -1;
         struct csni_frame f;
         const uint8_t *body;
-        bool done =
-            csni_conn_peek_eager(c, t->tid, &f, &body) && csni_match_direct(c, t, own, &f, body);
-        if (done)
+        int m = csni_conn_peek_eager(c, t->tid, &f, &body)
+                    ? csni_match_direct(c, t, own, res, &f, body)
+                    : CSNI_MATCH_NONE;
+        if (m != CSNI_MATCH_NONE)
             csni_conn_skip(c, &f);
         csni_conn_rx_unlock(c);
-        return done ? 1 : -1;
+        return m == CSNI_MATCH_HANDED ? 2 : m == CSNI_MATCH_DONE ? 1 : -1;
     }
     return 0;
 }

@@ -24,9 +24,11 @@ void csni_poll_serve(struct csni_proc *p, struct csni_conn *c, bool block);
 /* One non-blocking round: rings, and now and then the epoll set. No lock held. */
 void csni_poll(struct csni_proc *p);
 /* A receive's spin on t: the first ring with data is read directly if its next frame is a
- * message for t's receive (own, or any when NULL) (1). 0: every ring empty, nothing queued to
+ * message for t's receive (own, or any when NULL) (1; 2: its completion was written to res,
+ * csn_test's result, as csni_match_direct says). 0: every ring empty, nothing queued to
  * send; -1: the caller polls the general way. */
-int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own);
+int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own,
+                     struct csni_op *res);
 /* One round of sleeping in epoll (at most nap_ns) and handling what woke us. */
 void csni_poll_sleep(struct csni_proc *p, uint64_t nap_ns);
 /* Before a thread sleeps: arm every ring's doorbell. True when a ring has work already (the

@@ -190,6 +190,13 @@ static uint64_t wait_transfer_ns(const struct csni_proc *p, csn_transport *t,
     return ns < 10000000 ? ns : 10000000;
 }
 
+/* A receive's wait reads its messages from the rings itself (csni_poll_direct). */
+static bool wait_direct(struct csni_proc *p, const struct csni_op *want, unsigned flags)
+{
+    return (want ? want->kind == CSNI_OP_RX : (flags & CSN_RX) != 0) &&
+           atomic_load_explicit(&p->conns.nshm, memory_order_relaxed) > 0;
+}
+
 /* The spin and sleep of a wait whose first look found nothing; seen: done_seq as read
  * before that look. Not inlined: the looks that succeed at once stay short. */
 static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct csni_op *want,
@@ -212,9 +219,7 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
     bool spinning = net;
     /* In p->prog.spinners: only once a wait lasts (short ones need no atomic). */
     bool counted = false;
-    /* A receive's wait reads its messages from the rings itself (csni_poll_direct). */
-    bool direct = (want ? want->kind == CSNI_OP_RX : (flags & CSN_RX) != 0) &&
-                  atomic_load(&p->conns.nshm) > 0;
+    bool direct = wait_direct(p, want, flags);
     unsigned moved = csni_moved;
     for (unsigned turn = 0;; turn++) {
         /* A blocking call looks at its op; csn_test at the completion queue, under the lock
@@ -240,7 +245,9 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
         }
         /* All rings empty: the general poll (sockets, deaths, new connections) only now and
          * then; its own counter makes every 1024th of its calls an epoll look. */
-        int d = direct ? csni_poll_direct(p, t, want) : -1;
+        int d = direct ? csni_poll_direct(p, t, want, want ? NULL : *got) : -1;
+        if (d == 2)
+            break; /* csn_test's result written by the poll */
         if (net && (d < 0 || (d == 0 && (turn & 15) == 15)))
             csni_poll(p);
         /* Threads of all the ranks on our CPUs that wait in the library (ours times the
@@ -343,7 +350,10 @@ csn_status csni_test_wait(csn_transport *t, unsigned flags, uint64_t timeout_us,
                           struct csni_op *res)
 {
     uint32_t seen = atomic_load_explicit(&t->done_seq, memory_order_acquire);
-    if (wait_take_copy(t, flags, res)) {
+    /* Nothing queued: one direct look at the rings before the loop's bookkeeping (in a stream
+     * of small messages the next one is mostly there already). */
+    if (wait_take_copy(t, flags, res) ||
+        (wait_direct(csni_p, NULL, flags) && csni_poll_direct(csni_p, t, NULL, res) == 2)) {
         wait_found_at_once();
         return CSN_OK;
     }
