@@ -6,6 +6,7 @@
 
 #include "csn.h"
 #include "core/op.h"
+#include "core/tport.h"
 
 /* Completes op with st (CSN_OK, CSN_OVERRUN is derived for a receive, CSN_PEER_LOST,
  * CSN_UNINITIALISED_TRANSPORT at close): a non-blocking op goes on t's completion queue, a
@@ -13,6 +14,15 @@
 void csni_complete(csn_transport *t, struct csni_op *op, csn_status st);
 /* The same, taking op's transport lock when it needs it: the caller holds no transport lock. */
 void csni_complete_unlocked(struct csni_op *op, csn_status st);
+/* t's completion queue was found empty (t->lock held): notes the done_seq it was empty at
+ * (csn_transport.empty_seq), storing only when that changed. */
+static inline void csni_cq_note_empty(csn_transport *t)
+{
+    uint32_t seq = atomic_load_explicit(&t->done_seq, memory_order_relaxed);
+    if (atomic_load_explicit(&t->empty_seq, memory_order_relaxed) != seq)
+        atomic_store_explicit(&t->empty_seq, seq, memory_order_relaxed);
+}
+
 /* Between csni_defer_wakes(true) and (false) (nestable), futex wake-ups of sleepers are
  * collected and made once per transport at the end: a burst for a thread costs one wake-up. */
 void csni_defer_wakes(bool on);

@@ -469,6 +469,7 @@ int csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *own
             res->status = op->status;
             res->kind = CSNI_OP_RX;
             csni_op_free(t, op);
+            csni_cq_note_empty(t);
             rv = CSNI_MATCH_HANDED;
         }
     } else {

@@ -66,6 +66,8 @@ csn_status csni_tport_create(struct csni_table *tab, int me, csn_transport **out
     atomic_store_explicit(&t->large_rx, 0, memory_order_relaxed);
     atomic_store_explicit(&t->pulled_tx, 0, memory_order_relaxed);
     t->cq.head = t->cq.tail = NULL;
+    atomic_store_explicit(&t->empty_seq, atomic_load_explicit(&t->done_seq, memory_order_relaxed),
+                          memory_order_relaxed);
     t->ux.head = t->ux.tail = NULL;
     t->nops = 0;
     t->names = NULL;

@@ -27,6 +27,10 @@ struct csn_transport {
     /* Bumped at every completion queued on cq, under lock, by a plain store (no locked
      * instruction per message): what spinners in csn_test watch. */
     _Atomic uint32_t done_seq;
+    /* done_seq when cq was last seen empty under lock (written under lock, only when it
+     * changes): while done_seq still reads the same, nothing was queued since, and csn_test
+     * looks at the rings before it takes the lock to look at cq. */
+    _Atomic uint32_t empty_seq;
     _Atomic uint32_t wake_seq; /* futex word: bumped at a completion that sleepers may await */
     _Atomic int sleepers;      /* threads asleep on wake_seq */
     unsigned nops;             /* outstanding operations (CSN_BUSY bound) */

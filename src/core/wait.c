@@ -32,6 +32,8 @@ static inline bool wait_take_copy(csn_transport *t, unsigned flags, struct csni_
         res->kind = op->kind;
         csni_op_free(t, op);
     }
+    if (!t->cq.head)
+        csni_cq_note_empty(t);
     csni_unlock(&t->lock);
     return op != NULL;
 }
@@ -346,14 +348,28 @@ csn_status csni_wait(csn_transport *t, struct csni_op *want, unsigned flags, uin
     return wait_loop(t, want, flags, timeout_us, got, seen);
 }
 
+/* csn_test's first look, before the loop's bookkeeping: t's completion queue and, for a
+ * receive, one direct look at the rings (in a stream of small messages the next one is mostly
+ * there already, and a message read there is handed over: csni_poll_direct). When nothing was
+ * queued since the queue was last seen empty (seen is empty_seq), the rings come first and the
+ * queue only if the look queued something: no lock hold per message to find it empty. A stale
+ * empty_seq costs nothing: done_seq has moved past seen, and the loop's first turn sees it. */
+static bool wait_test_first(csn_transport *t, unsigned flags, struct csni_op *res, uint32_t seen)
+{
+    struct csni_proc *p = csni_p;
+    bool direct = wait_direct(p, NULL, flags);
+    if (direct && seen == atomic_load_explicit(&t->empty_seq, memory_order_relaxed)) {
+        int d = csni_poll_direct(p, t, NULL, res);
+        return d == 2 || (d != 0 && wait_take_copy(t, flags, res));
+    }
+    return wait_take_copy(t, flags, res) || (direct && csni_poll_direct(p, t, NULL, res) == 2);
+}
+
 csn_status csni_test_wait(csn_transport *t, unsigned flags, uint64_t timeout_us,
                           struct csni_op *res)
 {
     uint32_t seen = atomic_load_explicit(&t->done_seq, memory_order_acquire);
-    /* Nothing queued: one direct look at the rings before the loop's bookkeeping (in a stream
-     * of small messages the next one is mostly there already). */
-    if (wait_take_copy(t, flags, res) ||
-        (wait_direct(csni_p, NULL, flags) && csni_poll_direct(csni_p, t, NULL, res) == 2)) {
+    if (wait_test_first(t, flags, res, seen)) {
         wait_found_at_once();
         return CSN_OK;
     }
