@@ -71,16 +71,17 @@ static void rs_check_peer(unsigned long *spins)
     }
 }
 
-/* Waits for one record and returns it (the frame header first); the caller consumes it. A
- * corrupt record ends the run. */
-static const uint8_t *rs_wait(struct csni_shm *s, size_t *n)
+/* Waits for one record and returns it (its frame header first, a whole one or a short one:
+ * *hdr its bytes); the caller consumes *n bytes. A corrupt record ends the run. */
+static const uint8_t *rs_wait(struct csni_shm *s, size_t *n, size_t *hdr)
 {
     const uint8_t *at;
     unsigned long spins = 0;
     int k;
     while ((k = csni_shm_peek(s, &at, n)) == 0)
         rs_check_peer(&spins);
-    if (k < 0 || *n < CSNI_FRAME_SIZE) {
+    *hdr = k == 2 ? CSNI_SHORT_SIZE : CSNI_FRAME_SIZE;
+    if (k < 0 || *n < *hdr) {
         fprintf(stderr, "ring-stream: a corrupt record in the ring\n");
         exit(1);
     }
@@ -101,9 +102,9 @@ static void rs_consume(struct csni_shm *s, size_t size, long n, long window, uin
     uint8_t ack[RS_ACK] = {0};
     for (long w = 0; w < n; w++) {
         for (long j = 0; j < window; j++) {
-            size_t len;
-            const uint8_t *at = rs_wait(s, &len);
-            memcpy(dst + (size_t)j * size, at + CSNI_FRAME_SIZE, len - CSNI_FRAME_SIZE);
+            size_t len, hdr;
+            const uint8_t *at = rs_wait(s, &len, &hdr);
+            memcpy(dst + (size_t)j * size, at + hdr, len - hdr);
             csni_shm_consume(s, len);
         }
         rs_send(s, ack, sizeof ack);
@@ -117,8 +118,8 @@ static double rs_produce(struct csni_shm *s, size_t size, long n, long window, c
     for (long w = 0; w < n; w++) {
         for (long j = 0; j < window; j++)
             rs_send(s, src, size);
-        size_t len;
-        rs_wait(s, &len);
+        size_t len, hdr;
+        rs_wait(s, &len, &hdr);
         csni_shm_consume(s, len);
     }
     return (double)n * (double)window * (double)size / (pp_now() - t0) / 1e6;

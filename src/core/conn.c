@@ -839,13 +839,14 @@ static int conn_payload(struct csni_conn *c)
 }
 
 /* Shared memory, between frames, nothing staged: the next frame decoded in place from the
- * ring record. CONN_PEEK_FRAME: *f decoded, *body points after its header, *avail record bytes
- * follow it. CONN_PEEK_EMPTY: nothing in the ring; CONN_PEEK_OTHER: not in this state, or a
+ * ring record, a whole one or a short EAGER one (csni_frame_decode_short). CONN_PEEK_FRAME: *f
+ * decoded, *hdr the bytes its header takes in the record, *body points after it, *avail record
+ * bytes follow it. CONN_PEEK_EMPTY: nothing in the ring; CONN_PEEK_OTHER: not in this state, or a
  * header split across records (the general reader takes it); CONN_PEEK_BAD: a corrupt record
  * or header (*why says what). */
 enum { CONN_PEEK_BAD = -1, CONN_PEEK_EMPTY, CONN_PEEK_OTHER, CONN_PEEK_FRAME };
 static int conn_peek_frame(struct csni_conn *c, struct csni_frame *f, const uint8_t **body,
-                           size_t *avail, const char **why)
+                           size_t *avail, size_t *hdr, const char **why)
 {
     if (!c->shm || c->phase != CSNI_RX_HDR || c->rpos != c->rend || !c->pp)
         return CONN_PEEK_OTHER;
@@ -858,29 +859,34 @@ static int conn_peek_frame(struct csni_conn *c, struct csni_frame *f, const uint
     }
     if (k == 0)
         return CONN_PEEK_EMPTY;
-    if (n < CSNI_FRAME_SIZE)
-        return CONN_PEEK_OTHER;
-    if (csni_frame_decode(v, c->p->tun.eager_max, f, why) != 0)
+    *hdr = k == 2 ? CSNI_SHORT_SIZE : CSNI_FRAME_SIZE;
+    if (n < *hdr)
+        return CONN_PEEK_OTHER; /* a whole frame's header split across records */
+    if (k == 2 ? csni_frame_decode_short(v, n - *hdr, c->p->tun.eager_max, f, why) != 0
+               : csni_frame_decode(v, c->p->tun.eager_max, f, why) != 0)
         return CONN_PEEK_BAD;
-    *body = v + CSNI_FRAME_SIZE;
-    *avail = n - CSNI_FRAME_SIZE;
+    *body = v + *hdr;
+    *avail = n - *hdr;
     return CONN_PEEK_FRAME;
 }
 
 bool csni_conn_peek_eager(struct csni_conn *c, uint32_t tid, struct csni_frame *f,
-                          const uint8_t **payload)
+                          const uint8_t **payload, size_t *take)
 {
     const char *why;
-    size_t avail;
+    size_t avail, hdr;
     csni_lock_assert_held(&c->rx_lock);
     /* Anything else, a corrupt header too, is left to the general reader. */
-    return !c->dead && conn_peek_frame(c, f, payload, &avail, &why) == CONN_PEEK_FRAME &&
-           f->type == CSNI_F_EAGER && avail >= f->len && csni_frame_dst_tport(f) == tid;
+    if (c->dead || conn_peek_frame(c, f, payload, &avail, &hdr, &why) != CONN_PEEK_FRAME ||
+        f->type != CSNI_F_EAGER || avail < f->len || csni_frame_dst_tport(f) != tid)
+        return false;
+    *take = hdr + (size_t)f->len;
+    return true;
 }
 
-void csni_conn_skip(struct csni_conn *c, const struct csni_frame *f)
+void csni_conn_skip(struct csni_conn *c, size_t take)
 {
-    csni_shm_consume(c->shm, CSNI_FRAME_SIZE + (size_t)f->len);
+    csni_shm_consume(c->shm, take);
 }
 
 /* Fails the connection from the reader and hands back the placement it abandons. */
@@ -953,8 +959,8 @@ static enum csni_rx_event conn_next(struct csni_conn *c, const uint8_t **staged,
          * is served in place, without the copy through the staging buffer. A DATA payload is
          * then read the general way (rendezvous: large); a HELLO is refused below. */
         const uint8_t *body;
-        size_t avail;
-        int k = conn_peek_frame(c, &c->f, &body, &avail, &why);
+        size_t avail, hdr;
+        int k = conn_peek_frame(c, &c->f, &body, &avail, &hdr, &why);
         if (k == CONN_PEEK_EMPTY)
             return CSNI_RX_DRAINED;
         if (k == CONN_PEEK_BAD)
@@ -962,7 +968,7 @@ static enum csni_rx_event conn_next(struct csni_conn *c, const uint8_t **staged,
         if (k == CONN_PEEK_FRAME && c->f.type != CSNI_F_HELLO) {
             bool eager = c->f.type == CSNI_F_EAGER;
             if (!eager || avail >= c->f.len) {
-                c->ring_taken = CSNI_FRAME_SIZE + (eager ? (size_t)c->f.len : 0);
+                c->ring_taken = hdr + (eager ? (size_t)c->f.len : 0);
                 *staged = eager ? body : NULL;
                 return CSNI_RX_FRAME;
             }

@@ -211,11 +211,11 @@ static inline const struct csni_frame *csni_conn_frame(const struct csni_conn *c
  * now: want 0). */
 void csni_conn_place(struct csni_conn *c, const struct csni_place *pl);
 /* Shared memory, between frames: the next record is an EAGER frame for transport tid, whole
- * in place (*f, *payload valid until csni_conn_skip). False: anything else, for the general
- * reader. */
+ * in place (*f, *payload valid until csni_conn_skip; *take: the record's bytes, header and
+ * payload, for csni_conn_skip). False: anything else, for the general reader. */
 bool csni_conn_peek_eager(struct csni_conn *c, uint32_t tid, struct csni_frame *f,
-                          const uint8_t **payload);
-void csni_conn_skip(struct csni_conn *c, const struct csni_frame *f);
+                          const uint8_t **payload, size_t *take);
+void csni_conn_skip(struct csni_conn *c, size_t take);
 /* Every connection's placement for transport t (closing) switches to discarding; the
  * receives they were filling, unless still listed with their peer, are chained on *gone. */
 void csni_conns_cancel(struct csni_proc *p, csn_transport *t, struct csni_op **gone);

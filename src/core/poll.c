@@ -428,11 +428,12 @@ int csni_poll_direct(struct csni_proc *p, csn_transport *t, struct csni_op *own,
             return -1;
         struct csni_frame f;
         const uint8_t *body;
-        int m = csni_conn_peek_eager(c, t->tid, &f, &body)
+        size_t take;
+        int m = csni_conn_peek_eager(c, t->tid, &f, &body, &take)
                     ? csni_match_direct(c, t, own, res, &f, body)
                     : CSNI_MATCH_NONE;
         if (m != CSNI_MATCH_NONE)
-            csni_conn_skip(c, &f);
+            csni_conn_skip(c, take);
         csni_conn_rx_unlock(c);
         return m == CSNI_MATCH_HANDED ? 2 : m == CSNI_MATCH_DONE ? 1 : -1;
     }

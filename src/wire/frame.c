@@ -43,6 +43,22 @@ void csni_frame_set_chunk(uint8_t hdr[CSNI_FRAME_SIZE], uint64_t len, uint64_t o
     csni_frame_put64(hdr + 32, offset);
 }
 
+int csni_frame_decode_short(const uint8_t in[CSNI_SHORT_SIZE], uint64_t len, uint64_t eager_max,
+                            struct csni_frame *f, const char **why)
+{
+    *f = csni_frame_eager(frame_get32(in), frame_get32(in + 4), len);
+    if (len > eager_max) {
+        *why = "eager message longer than the eager limit";
+        return -1;
+    }
+    if (f->dst == 0 || f->src == 0) {
+        *why = "message without transport ids";
+        return -1;
+    }
+    *why = NULL;
+    return 0;
+}
+
 int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, struct csni_frame *f,
                       const char **why)
 {

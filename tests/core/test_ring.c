@@ -3,9 +3,10 @@
  * ring refuses and takes again once space is handed back, a lap that ends at the ring's end
  * exactly brings the compact part back, records arrive whole and in order under a concurrent
  * producer, a sleeping consumer is always rung (also where the producer leaves its fence out and
- * the consumer runs membarrier), and corrupt record headers written by a hostile peer are refused
- * instead of read. */
+ * the consumer runs membarrier), short records take a line each and only in place, and corrupt
+ * record headers written by a hostile peer are refused instead of read. */
 #include <errno.h>
+#include <stddef.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -72,6 +73,22 @@ static size_t rec_len(const uint8_t *at)
     return (size_t)v;
 }
 
+/* A record csni_shm_peek returned (k, at, n): its seq, payload length and header bytes. A short
+ * record (k 2) holds dst (the seq) in its first word's low half and the payload after it. */
+static void rec_parse(int k, const uint8_t *at, size_t n, uint32_t *seq, size_t *len, size_t *hdr)
+{
+    if (k == 2) {
+        *seq =
+            (uint32_t)at[0] | (uint32_t)at[1] << 8 | (uint32_t)at[2] << 16 | (uint32_t)at[3] << 24;
+        *hdr = CSNI_SHORT_SIZE;
+        *len = n - CSNI_SHORT_SIZE;
+    } else {
+        *seq = rec_seq(at);
+        *hdr = CSNI_FRAME_SIZE;
+        *len = rec_len(at);
+    }
+}
+
 /* Takes one whole record and checks it is record seq. */
 static int take(uint32_t seq)
 {
@@ -80,12 +97,13 @@ static int take(uint32_t seq)
     int k = csni_shm_peek(rx, &at, &n);
     if (k <= 0)
         return k;
-    uint32_t s = rec_seq(at);
-    size_t len = rec_len(at);
+    uint32_t s;
+    size_t len, hdr;
+    rec_parse(k, at, n, &s, &len, &hdr);
     CHECK(s == seq);
-    CHECK(n == CSNI_FRAME_SIZE + len);
+    CHECK(n == hdr + len);
     for (size_t i = 0; i < len; i++)
-        CHECK(at[CSNI_FRAME_SIZE + i] == (uint8_t)(seq * 31 + i));
+        CHECK(at[hdr + i] == (uint8_t)(seq * 31 + i));
     csni_shm_consume(rx, n);
     return 1;
 }
@@ -133,6 +151,7 @@ static void test_laps_read(uint64_t size, size_t max, uint64_t compact)
     CHECK(max <= LAPS_MAX);
     ring_open_size(size);
     csni_shm_set_compact(tx, compact);
+    csni_shm_set_short(tx, false); /* whole frames: the byte interface takes no short record */
     while (w < 6000) {
         /* A burst of 1-23 records (fewer when the ring fills), then all of them read back
          * through the byte interface, and the ring must read empty again. */
@@ -264,7 +283,7 @@ static void test_lap_end(void)
     csni_shm_set_compact(tx, COMPACT);
     make(pay, w, LEN);
     CHECK(wr(tx, w++, pay, LEN));
-    CHECK(csni_shm_peek(rx, &at, &n) == 1);
+    CHECK(csni_shm_peek(rx, &at, &n) > 0);
     start = at;
     burst = 1 + compact_burst(pay, LEN, &w);
     CHECK(burst == COMPACT_RING / SHM_TEST_LINE - 1);
@@ -273,7 +292,7 @@ static void test_lap_end(void)
     for (unsigned i = 0; i < 2 * COMPACT_RING / SHM_TEST_LINE; i++, w++, r++) {
         make(pay, w, LEN);
         CHECK(wr(tx, w, pay, LEN));
-        CHECK(csni_shm_peek(rx, &at, &n) == 1);
+        CHECK(csni_shm_peek(rx, &at, &n) > 0);
         if (i >= COMPACT_RING / SHM_TEST_LINE) /* a lap on */
             outside += at + n > start + COMPACT;
         CHECK(take(r) == 1);
@@ -312,7 +331,7 @@ static void test_stall(size_t back)
     CHECK(take(r++) == 1);
     if (back) {
         CHECK(wr(rx, 0, pay, back));
-        CHECK(csni_shm_peek(tx, &at, &n) == 1);
+        CHECK(csni_shm_peek(tx, &at, &n) > 0);
         csni_shm_consume(tx, n);
     }
     for (;; w++) {
@@ -542,6 +561,63 @@ static void test_hostile(void)
     printf("hostile: a lap of endless empty records and an unaligned consumer index refused\n");
 }
 
+/* Short records: a small message written by write_eager leaves its frame header out where
+ * that saves a line (17-48 bytes, 81-112, ...), peek says so (2), and the byte interface takes
+ * no short record: it stops before one after whole-frame bytes, and refuses one where a frame's
+ * bytes are due. A short header word with a pad, or too short for its ids, is a corrupt record. */
+static void test_short(void)
+{
+    static const uint32_t lens[] = {0, 8, 16, 17, 32, 48, 49, 64, 80, 81, 100, 112, 113, 480};
+    enum { NLENS = sizeof lens / sizeof lens[0] };
+    uint8_t pay[512], buf[256];
+    const uint8_t *at, *prev = NULL;
+    size_t n, prev_lines = 0;
+    ring_open_size(32768);
+    for (uint32_t i = 0; i < NLENS; i++) {
+        make(pay, i + 1, lens[i]);
+        CHECK(wr(tx, i + 1, pay, lens[i]));
+    }
+    for (uint32_t i = 0; i < NLENS; i++) {
+        bool shrt = lens[i] % 64 > 16 && lens[i] % 64 <= 48;
+        size_t hdr = shrt ? CSNI_SHORT_SIZE : CSNI_FRAME_SIZE;
+        CHECK(csni_shm_peek(rx, &at, &n) == (shrt ? 2 : 1));
+        CHECK(n == hdr + lens[i]);
+        if (prev) /* records start on lines: the previous one took the lines it needs */
+            CHECK(at == prev + prev_lines * SHM_TEST_LINE);
+        prev = at;
+        prev_lines = (8 + hdr + lens[i] + SHM_TEST_LINE - 1) / SHM_TEST_LINE;
+        CHECK(take(i + 1) == 1);
+    }
+    /* A whole frame (writev), then a short record: read takes the frame's bytes and stops. */
+    uint8_t hdr[CSNI_FRAME_SIZE];
+    csni_frame_put_eager(hdr, 7, 1, 8);
+    make(pay, 7, 8);
+    struct iovec iov[2] = {{hdr, sizeof hdr}, {pay, 8}};
+    CHECK(csni_shm_writev(tx, iov, 2) == (ssize_t)sizeof hdr + 8);
+    CHECK(wr(tx, 8, pay, 32));
+    CHECK(csni_shm_read(rx, buf, sizeof buf) == (ssize_t)sizeof hdr + 8);
+    CHECK(rec_seq(buf) == 7);
+    errno = 0;
+    CHECK(csni_shm_read(rx, buf, sizeof buf) == -1 && errno == EPROTO);
+    CHECK(csni_shm_peek(rx, &at, &n) == 2);
+    ring_close();
+    const uint64_t bad[] = {(uint64_t)0x40 << 56 | 4,   /* shorter than its ids */
+                            (uint64_t)0x41 << 56 | 16,  /* a short record with a pad */
+                            (uint64_t)0x80 << 56 | 16}; /* an unknown kind */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ring_open();
+        CHECK(wr(tx, 1, pay, 32));
+        poke_first_record(bad[i]);
+        CHECK(csni_shm_peek(rx, &at, &n) == -1);
+        errno = 0;
+        CHECK(csni_shm_read(rx, buf, sizeof buf) == -1 && errno == EPROTO);
+        ring_close();
+    }
+    printf("short: messages whose frame header would cost a line go without it, taken whole; "
+           "the byte reader stops before them; %zu bad short headers refused\n",
+           sizeof bad / sizeof bad[0]);
+}
+
 int main(void)
 {
     test_wrap();
@@ -558,6 +634,7 @@ int main(void)
     test_doorbell(false);
     test_doorbell(true);
     test_corrupt();
+    test_short();
     test_hostile();
     return 0;
 }

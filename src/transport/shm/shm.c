@@ -28,6 +28,18 @@
  * 5-20 % at 1-64 KiB. The consumer hands space back with a release store of head (its own
  * cache line), which the producer reads only when its cached copy says the ring is full; the
  * zeroed slots are visible to it from then on.
+ * Short records. A small EAGER message (no pad) written by the fast path
+ * (csni_shm_write_eager) leaves the 40-byte frame header out where that saves a cache line
+ * (payloads of 17-48 bytes, 81-112, ... up to SHM_PAD_MIN): the header word's top byte reads
+ * SHM_SHORT_TOP, and the record holds one word of the destination and source transport ids,
+ * then the payload (wire/frame.h: csni_frame_put_short); its byte count says the rest. A
+ * 32-byte message then takes one line where it took two: lines are what cross between the
+ * CPUs per message (32 bytes one way: Open MPI's record took one line, csn's two, 0.78-0.90x
+ * of its rate; with the short record 1.20x csn's before, 1.37x where the CPUs share no cache;
+ * 100 bytes 1.6-1.8x there). Where no line is saved the whole frame stays: at 256 bytes the
+ * short form measured 0.95x (BENCHMARKS.md, issue 19). Such a record is taken whole, in place
+ * (csni_shm_peek returns 2); the byte-stream reader stops before it (a frame's bytes never
+ * continue into one: the fast path writes only with nothing queued on the connection).
  * Sleep. A side that will sleep in epoll arms the ring (rx_armed / tx_armed = 1) and then
  * re-checks it; the other side, after publishing, reads the flag and, if it is armed,
  * clears it and writes one byte to the socket. Each side needs a full barrier between its
@@ -103,7 +115,8 @@
 #define SHM_WRAP UINT64_MAX
 #define SHM_PAD_SHIFT 56 /* header word: pad << SHM_PAD_SHIFT | byte count */
 #define SHM_LEN_MASK ((UINT64_C(1) << SHM_PAD_SHIFT) - 1)
-#define SHM_PAD_MIN 512u /* a run of at least this many bytes is copied line-aligned */
+#define SHM_PAD_MIN 512u    /* a run of at least this many bytes is copied line-aligned */
+#define SHM_SHORT_TOP 0x40u /* header word's top byte of a short record ("Short records") */
 
 struct shm_ring {
     _Alignas(64) _Atomic uint64_t head;     /* bytes consumed (written by the consumer) */
@@ -311,6 +324,11 @@ void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes)
     s->compact = s->wrap_at = csni_shm_compact_bytes(s->ring_bytes, bytes);
 }
 
+void csni_shm_set_short(struct csni_shm *s, bool on)
+{
+    s->whole_frames = !on;
+}
+
 void csni_shm_unmap(struct csni_shm *s)
 {
     munmap(s->base, s->size);
@@ -362,17 +380,27 @@ static _Atomic uint64_t *shm_slot(struct shm_ring *r, uint64_t at)
     return (_Atomic uint64_t *)(void *)(r->data + (at & ~(uint64_t)7));
 }
 
+/* The pad of a record whose header word is h (0 for a short one). */
+static uint64_t shm_rec_pad(uint64_t h)
+{
+    return h >> SHM_PAD_SHIFT & (SHM_LINE - 1);
+}
+
 /* Ring bytes of a record whose header word is h (not SHM_WRAP). */
 static uint64_t shm_rec_bytes(uint64_t h)
 {
-    return (8u + (h >> SHM_PAD_SHIFT) + (h & SHM_LEN_MASK) + SHM_LINE - 1) &
-           ~(uint64_t)(SHM_LINE - 1);
+    return (8u + shm_rec_pad(h) + (h & SHM_LEN_MASK) + SHM_LINE - 1) & ~(uint64_t)(SHM_LINE - 1);
 }
 
 /* The bytes of the record at ring offset at whose header word is h. */
 static uint8_t *shm_rec_data(struct shm_ring *r, uint64_t at, uint64_t h)
 {
-    return r->data + at + 8 + (h >> SHM_PAD_SHIFT);
+    return r->data + at + 8 + shm_rec_pad(h);
+}
+
+static bool shm_rec_short(uint64_t h)
+{
+    return h >> SHM_PAD_SHIFT == SHM_SHORT_TOP;
 }
 
 /* The pad that starts the first run of at least SHM_PAD_MIN bytes of iov on a cache line
@@ -441,7 +469,8 @@ static __attribute__((noinline)) void shm_mark_inside(struct csni_shm *s, uint64
     }
 }
 
-/* Publishes a record of len bytes after pad already copied skip bytes after tail (skip: the
+/* Publishes a record of len bytes after pad (top: the header word's top byte, the pad or
+ * SHM_SHORT_TOP) already copied skip bytes after tail (skip: the
  * end of the ring left unused, then a wrap marker leads to the record at offset 0): zeroes
  * the header slot after the record unless it reads 0 already, writes its header (release),
  * then the marker, starts a lap under the compact mark if the record is at the ring's start,
@@ -449,11 +478,11 @@ static __attribute__((noinline)) void shm_mark_inside(struct csni_shm *s, uint64
  * compiler chose once the map was added), it cost the small-message path 30 instructions. */
 static inline __attribute__((always_inline)) void shm_publish(struct csni_shm *s,
                                                               struct shm_ring *r, uint64_t tail,
-                                                              uint64_t skip, uint64_t pad,
+                                                              uint64_t skip, uint64_t top,
                                                               uint64_t len)
 {
     uint64_t mask = s->ring_bytes - 1, at = (tail + skip) & mask;
-    uint64_t h = pad << SHM_PAD_SHIFT | len, rec = shm_rec_bytes(h), next = (at + rec) & mask;
+    uint64_t h = top << SHM_PAD_SHIFT | len, rec = shm_rec_bytes(h), next = (at + rec) & mask;
     shm_set_zeroed(s, at / SHM_LINE);
     if (rec > SHM_LINE)
         shm_mark_inside(s, at / SHM_LINE + 1, (at + rec) / SHM_LINE);
@@ -575,11 +604,20 @@ bool csni_shm_write_eager(struct csni_shm *s, uint64_t dst, uint64_t src, const 
                                {.iov_base = (void *)payload, .iov_len = len}};
         return shm_ring_put(s, iov, len ? 2 : 1, true) >= 0;
     }
-    /* The header goes in as five words built in registers (csni_frame_put says why). */
     uint8_t *d = r->data + at + 8 + pad;
-    csni_frame_put_eager(d, (uint32_t)dst, (uint32_t)src, len);
-    csni_copy(d + SHM_FRAME_SIZE, payload, len);
-    shm_publish(s, r, tail, 0, pad, SHM_FRAME_SIZE + len);
+    uint64_t top = pad, hdr = SHM_FRAME_SIZE;
+    if (8u + CSNI_SHORT_SIZE + len + SHM_LINE <= rec && pad == 0 && !s->whole_frames) {
+        /* A short record, where it takes a line less ("Short records"); the room asked for
+         * above, for the whole frame, is more than it needs. */
+        csni_frame_put_short(d, (uint32_t)dst, (uint32_t)src);
+        top = SHM_SHORT_TOP;
+        hdr = CSNI_SHORT_SIZE;
+    } else {
+        /* The header goes in as five words built in registers (csni_frame_put says why). */
+        csni_frame_put_eager(d, (uint32_t)dst, (uint32_t)src, len);
+    }
+    csni_copy(d + hdr, payload, len);
+    shm_publish(s, r, tail, 0, top, hdr + len);
     return true;
 }
 
@@ -588,8 +626,9 @@ bool csni_shm_write_eager(struct csni_shm *s, uint64_t dst, uint64_t src, const 
  * the ring. */
 static bool shm_rec_ok(uint64_t size, uint64_t at, uint64_t h)
 {
-    uint64_t len = h & SHM_LEN_MASK, pad = h >> SHM_PAD_SHIFT;
-    return pad < SHM_LINE && len <= size && shm_rec_bytes(h) <= size - at;
+    uint64_t len = h & SHM_LEN_MASK, top = h >> SHM_PAD_SHIFT;
+    return (top < SHM_LINE || (top == SHM_SHORT_TOP && len >= CSNI_SHORT_SIZE)) && len <= size &&
+           shm_rec_bytes(h) <= size - at;
 }
 
 int csni_shm_peek(struct csni_shm *s, const uint8_t **at, size_t *n)
@@ -612,11 +651,11 @@ int csni_shm_peek(struct csni_shm *s, const uint8_t **at, size_t *n)
     if (h == 0)
         return 0;
     if ((head & (SHM_LINE - 1)) || !shm_rec_ok(size, head & mask, h) ||
-        s->rec_off > (h & SHM_LEN_MASK))
+        s->rec_off > (h & SHM_LEN_MASK) || (shm_rec_short(h) && s->rec_off != 0))
         return -1;
     *at = shm_rec_data(r, head & mask, h) + s->rec_off;
     *n = (size_t)((h & SHM_LEN_MASK) - s->rec_off);
-    return 1;
+    return shm_rec_short(h) ? 2 : 1;
 }
 
 void csni_shm_consume(struct csni_shm *s, size_t n)
@@ -658,6 +697,13 @@ ssize_t csni_shm_read(struct csni_shm *s, void *buf, size_t want)
         }
         if (!shm_rec_ok(size, at, h) || s->rec_off > (h & SHM_LEN_MASK))
             goto bad;
+        if (shm_rec_short(h)) {
+            /* Its frame is taken in place (csni_shm_peek), never as bytes: a reader that wants
+             * bytes there while none came before it is in the middle of a frame. */
+            if (got == 0)
+                goto bad;
+            break;
+        }
         uint64_t len = h & SHM_LEN_MASK;
         size_t take = len - s->rec_off < want - got ? (size_t)(len - s->rec_off) : want - got;
         memcpy((uint8_t *)buf + got, shm_rec_data(r, at, h) + s->rec_off, take);

@@ -30,6 +30,7 @@ struct csni_shm {
     uint64_t compact;      /* producer's: the bytes at the start of the out ring kept to while
                             * the consumer keeps up (shm.c, "Compact"); ring_bytes: all */
     uint64_t wrap_at;      /* producer's: where this lap goes back to the start */
+    bool whole_frames;     /* producer's: write_eager writes no short record (shm.c) */
     uint64_t in_seen;      /* producer's: the in ring's tail at the last compact mark (shm.c) */
     uint64_t head_seen;    /* producer's: the out ring's head there */
     /* Producer's, read by whoever arms the ring: 0, or while a one-way stream waits at its
@@ -60,6 +61,9 @@ uint64_t csni_shm_stream_bytes(uint64_t ring_bytes, uint64_t compact);
  * default: the whole ring); a one-way stream of payloads waits at twice it for room at the
  * start (shm.c, "Stall"). Before the first write. */
 void csni_shm_set_compact(struct csni_shm *s, uint64_t bytes);
+/* on false: the producer's write_eager writes whole frames only, no short records (shm.c,
+ * "Short records"), as a byte-stream reader (csni_shm_read) can take. Before the first write. */
+void csni_shm_set_short(struct csni_shm *s, bool on);
 /* Gives a dead connection's segment back to the system while threads may still hold pointers
  * into it: its range becomes fresh zero pages (a ring that reads as empty). Does not block;
  * s stays valid (csni_shm_unmap still ends it). */
@@ -79,10 +83,12 @@ ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n);
  * thread); with prefetch, a record found there has its lines asked into our cache, at most
  * that many bytes of it: a receiver that waited for it looks so, and the payload's lines cross
  * from the writer's cache while it takes the reader lock and decodes the header.
- * peek: the unread bytes of the record at the read position, in place: 1 (*at, *n set),
- * 0 (nothing yet) or -1 (a corrupt record header: drop the connection); consume(s, n) then
- * takes n of them (n <= *n). read: copies up to n bytes out of the records there: bytes, or
- * -1 with errno EAGAIN (nothing) or EPROTO (a corrupt record). None blocks. */
+ * peek: the unread bytes of the record at the read position, in place: 1 (*at, *n set: frame
+ * bytes), 2 (a short record, taken whole: *at its short EAGER header, csni_frame_decode_short,
+ * then the payload), 0 (nothing yet) or -1 (a corrupt record header: drop the connection);
+ * consume(s, n) then takes n of them (n <= *n). read: copies up to n bytes out of the records
+ * there, up to a short record: bytes, or -1 with errno EAGAIN (nothing) or EPROTO (a corrupt
+ * record, or a short one where bytes of a frame are due). None blocks. */
 bool csni_shm_has_data(const struct csni_shm *s, size_t prefetch);
 int csni_shm_peek(struct csni_shm *s, const uint8_t **at, size_t *n);
 void csni_shm_consume(struct csni_shm *s, size_t n);

@@ -2,16 +2,18 @@
  * of src/transport/shm/shm.c). The input is a hostile peer's image of the inbound ring: its
  * consumer index (the peer can write it too: it lives in the shared segment), the ring's bytes,
  * and a script of consumer calls (peek then consume part or all, or read into a buffer of some
- * size). Whatever the bytes, the reader must only report records inside the ring and never
- * read outside it: everything of the segment but the inbound ring is poisoned for ASan.
- * Build (clang): see tests/core.cmake or .ci/run. Input layout:
- *   [0,8) head   [8,24) script (16 ops)   [24, ...) ring bytes (ring of 4096, rest zero) */
+ * size); a short record peek returns is decoded as the connection would (csni_frame_decode_short).
+ * Whatever the bytes, the reader must only report records inside the ring and never read outside
+ * it: everything of the segment but the inbound ring is poisoned for ASan. Build (clang): see
+ * tests/core.cmake or .ci/run. Input layout: [0,8) head   [8,24) script (16 ops)   [24, ...) ring
+ * bytes (ring of 4096, rest zero) */
 #include <sanitizer/asan_interface.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "transport/shm/shm.c" /* the static helpers and the ring's layout */
+#include "wire/frame.c"        /* a short record's header: csni_frame_decode_short */
 
 #define FUZZ_RING 4096u
 
@@ -81,6 +83,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (k <= 0)
                 break;
             fuzz_check(at, len);
+            if (k == 2) {
+                struct csni_frame f;
+                const char *why;
+                if (len < CSNI_SHORT_SIZE ||
+                    (csni_frame_decode_short(at, len - CSNI_SHORT_SIZE, FUZZ_RING, &f, &why) == 0 &&
+                     (f.type != CSNI_F_EAGER || f.len != len - CSNI_SHORT_SIZE || !f.dst ||
+                      !f.src)))
+                    abort(); /* a short record too short for its ids, or decoded wrong */
+            }
             size_t take = (op & 2) ? len : (size_t)(op >> 2) % (len + 1);
             csni_shm_consume(fz_s, take);
         }
