@@ -2,18 +2,22 @@
 # placement.sh: configurations of pingpong run alternately, each run preceded by line-floor, and
 # the medians split by where the machine had our two vCPUs (near: a shared cache; far: not).
 #
-# usage: bench/placement.sh [--rounds N] [--sizes LIST] [--test TEST] [--far US] CONFIG...
+# usage: bench/placement.sh [--rounds N] [--sizes LIST] [--test TEST] [--far US] [--rotate] CONFIG...
 #   CONFIG: NAME=BUILD_DIR[,VAR=VALUE...]  csn's pingpong of that build under its csnrun, with
 #           those variables set (e.g. stream=build,CSN_SHM_PULL_MAX=0), or
 #           NAME=mpi:BUILD_DIR              that build's pingpong-mpi under mpirun.openmpi, or
 #           NAME=ring:BUILD_DIR[,VAR=VALUE...]  that build's ring-stream (its shared-memory ring
 #           alone, no library around it; --test bw only), e.g. r16=ring:build,CSN_SHM_RING=16K.
-#   --rounds N    rounds (default 6); each runs every CONFIG once, in the order given
+#   --rounds N    rounds (default 6); each runs every CONFIG once, in the order given (see
+#                 --rotate)
 #   --sizes LIST  pingpong --sizes (default 256K,1M,4M,16M)
 #   --test TEST   pingpong --test: one of lat, bw, bibw (default bibw; one per run: the
 #                 table holds one figure per size)
 #   --far US      line-floor's one-way latency from which a run counts as far (default 0.15;
 #                 this machine shows 0.05-0.08 us near and 0.26-0.30 far)
+#   --rotate      round r starts with the r-th CONFIG (cyclically) instead of the first: no
+#                 config always runs first or after the same one (a run's place in the round
+#                 moved it 3-6 % here)
 # Prints one line per run (config, round, line-floor, size, median MB/s or us), then per
 # config and size the median over all runs and over the near and the far runs apart, with
 # how many runs each has; then, for every CONFIG after the first, per size the median over
@@ -26,10 +30,10 @@
 # placements compares them, not the configurations.
 set -u
 me=placement.sh
-usage() { sed -n '4,26p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,30p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "$me: $2" >&2; exit "$1"; }
 
-rounds=6 sizes=256K,1M,4M,16M test=bibw far=0.15
+rounds=6 sizes=256K,1M,4M,16M test=bibw far=0.15 rotate=0
 configs=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -38,6 +42,7 @@ while [ $# -gt 0 ]; do
     --sizes) sizes=${2:?--sizes needs a list}; shift 2 ;;
     --test) test=${2:?--test needs lat, bw or bibw}; shift 2 ;;
     --far) far=${2:?--far needs microseconds}; shift 2 ;;
+    --rotate) rotate=1; shift ;;
     -*) die 2 "unknown option $1 (see --help)" ;;
     *=*) configs+=("$1"); shift ;;
     *) die 2 "a CONFIG is NAME=BUILD_DIR[,VAR=VALUE...] or NAME=mpi:BUILD_DIR, not '$1'" ;;
@@ -91,7 +96,8 @@ flock 9 || die 2 "cannot take /tmp/csn-bench.lock"
 echo "# placement.sh -- $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# pingpong --sizes $sizes --test $test --samples 5; far: line-floor >= $far us"
 for r in $(seq "$rounds"); do
-    for i in "${!names[@]}"; do
+    for k in "${!names[@]}"; do
+        i=$(( rotate ? (k + r - 1) % ${#names[@]} : k ))
         floor=$("$lf" 100000 2>/dev/null | awk '/^ +[0-9]/ { v = $2 } END { print v }')
         out=$(env ${envs[$i]} timeout 300 ${cmds[$i]} --sizes "$sizes" --test "$test" --samples 5 2>&1) ||
             die 1 "${names[$i]}, round $r failed: $(echo "$out" | tail -3)"

@@ -34,4 +34,11 @@ out=$("$script" --rounds 1 --sizes 1K --test bw "r=ring:$build" "r16=ring:$build
     { echo "$out"; fail "the ring-stream run failed"; }
 echo "$out"
 echo "$out" | grep -qE "^r16 +1024 +[0-9.]+ \(1\) " || fail "no summary for r16"
+# --rotate: round 2 starts with the second configuration; the ratios stay against the first.
+out=$("$script" --rounds 2 --rotate --sizes 1K --test bw "a=ring:$build" "b=ring:$build" 2>&1) ||
+    { echo "$out"; fail "the --rotate run failed"; }
+echo "$out"
+[ "$(echo "$out" | grep -E '^[ab] +round 2 ' | head -1 | cut -c1)" = b ] || fail "round 2 did not start with b"
+[ "$(echo "$out" | grep -E '^[ab] +round 1 ' | head -1 | cut -c1)" = a ] || fail "round 1 did not start with a"
+echo "$out" | grep -qE "^b +1024 +[0-9.]+ \(2\) " || fail "no ratio of b over two rounds"
 echo PASS

@@ -35,9 +35,9 @@
  * then the payload (wire/frame.h: csni_frame_put_short); its byte count says the rest. A
  * 32-byte message then takes one line where it took two: lines are what cross between the
  * CPUs per message (32 bytes one way: Open MPI's record took one line, csn's two, 0.78-0.90x
- * of its rate; with the short record 1.20x csn's before, 1.37x where the CPUs share no cache;
- * 100 bytes 1.6-1.8x there). Where no line is saved the whole frame stays: at 256 bytes the
- * short form measured 0.95x (BENCHMARKS.md, issue 19). Such a record is taken whole, in place
+ * of its rate; with the short record 1.15x csn's before, 1.41x where the CPUs share no cache;
+ * 100 bytes 1.34x and 2.0x). Where no line is saved the whole frame stays (nothing to win
+ * there; BENCHMARKS.md, issue 19). Such a record is taken whole, in place
  * (csni_shm_peek returns 2); the byte-stream reader stops before it (a frame's bytes never
  * continue into one: the fast path writes only with nothing queued on the connection).
  * Sleep. A side that will sleep in epoll arms the ring (rx_armed / tx_armed = 1) and then
