@@ -6,7 +6,6 @@
  * the consumer runs membarrier), short records take a line each and only in place, and corrupt
  * record headers written by a hostile peer are refused instead of read. */
 #include <errno.h>
-#include <stddef.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
