@@ -17,8 +17,8 @@
 
 #define NB_OPS 4 /* CSN_MAX_OPS of the test */
 #define NB_ROUNDS 200
-#define NB_RX 3 /* receives posted at once, the last one 4 bytes short: with one transmit, NB_OPS  \
-                 */
+/* Receives posted at once, the last one 4 bytes short: with one transmit, NB_OPS. */
+#define NB_RX 3
 
 /* Rank 1 posts NB_RX receives, then takes their completions: in even rounds with nothing else
  * queued (csn_test's look at the ring hands each over), in odd ones behind its ack's completion
