@@ -57,19 +57,12 @@ void csni_complete(csn_transport *t, struct csni_op *op, csn_status st)
 {
     bool blocking = op->blocking;
     if (op->kind == CSNI_OP_RX) {
-        size_t got = csni_op_deliver(op);
-        if (op->large)
-            atomic_fetch_sub_explicit(&t->large_rx, 1, memory_order_relaxed);
-        if (st == CSN_OK && op->msglen > op->len)
-            st = CSN_OVERRUN;
-        if (st == CSN_PEER_LOST)
-            got = 0;
-        if (op->received)
-            *op->received = got;
-    } else if (op->pull_asked) {
-        atomic_fetch_sub_explicit(&t->pulled_tx, op->len, memory_order_relaxed);
+        csni_complete_rx_result(t, op, st);
+    } else {
+        if (op->pull_asked)
+            atomic_fetch_sub_explicit(&t->pulled_tx, op->len, memory_order_relaxed);
+        op->status = st;
     }
-    op->status = st;
     if (blocking) {
         /* A blocking call's op is on no list and lives on its caller's stack: after this
          * store the caller may return. seq_cst pairs with the sleeper's increment of

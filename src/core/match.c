@@ -451,27 +451,17 @@ int csni_match_direct(struct csni_conn *c, csn_transport *t, struct csni_op *own
     size_t n = f->len < op->len ? f->len : op->len;
     csni_copy(op->buf, payload, n);
     int rv = CSNI_MATCH_DONE;
-    if (own || (res && !t->cq.head)) {
-        /* csni_complete's work for a receive, without its queue: a blocking receive's owner
-         * looks at its op's state; csn_test, with nothing older queued, takes the result here
-         * (in a stream of small messages, a queue and a second hold of t's lock per message
-         * saved). */
-        if (op->large)
-            atomic_fetch_sub_explicit(&t->large_rx, 1, memory_order_relaxed);
-        if (op->received)
-            *op->received = n;
-        op->status = f->len > op->len ? CSN_OVERRUN : CSN_OK;
-        if (own) {
-            atomic_store_explicit(&op->state, CSNI_ST_DONE, memory_order_release);
-        } else {
-            res->peer = src;
-            res->buf = op->buf;
-            res->status = op->status;
-            res->kind = CSNI_OP_RX;
-            csni_op_free(t, op);
-            csni_cq_note_empty(t);
-            rv = CSNI_MATCH_HANDED;
-        }
+    if (own) {
+        /* csni_complete without its wake-ups: the owner is the caller, who looks at the state. */
+        csni_complete_rx_result(t, op, CSN_OK);
+        atomic_store_explicit(&op->state, CSNI_ST_DONE, memory_order_release);
+    } else if (res && !t->cq.head) {
+        /* csn_test, with nothing older queued, takes the result here: no queue and no second
+         * hold of t's lock per message in a stream of small messages. */
+        csni_complete_rx_result(t, op, CSN_OK);
+        csni_complete_hand(t, op, res);
+        csni_cq_note_empty(t);
+        rv = CSNI_MATCH_HANDED;
     } else {
         csni_complete(t, op, CSN_OK);
     }

@@ -27,13 +27,8 @@ static inline __attribute__((always_inline)) bool wait_take_copy(csn_transport *
 {
     csni_lock(&t->lock);
     struct csni_op *op = wait_take(t, flags);
-    if (op) {
-        res->peer = op->peer;
-        res->buf = op->buf;
-        res->status = op->status;
-        res->kind = op->kind;
-        csni_op_free(t, op);
-    }
+    if (op)
+        csni_complete_hand(t, op, res);
     if (!t->cq.head)
         csni_cq_note_empty(t);
     csni_unlock(&t->lock);

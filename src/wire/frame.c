@@ -43,44 +43,9 @@ void csni_frame_set_chunk(uint8_t hdr[CSNI_FRAME_SIZE], uint64_t len, uint64_t o
     csni_frame_put64(hdr + 32, offset);
 }
 
-int csni_frame_decode_short(const uint8_t in[CSNI_SHORT_SIZE], uint64_t len, uint64_t eager_max,
-                            struct csni_frame *f, const char **why)
+/* The checks of a decoded frame's fields, by type (both encodings). */
+static int frame_check(const struct csni_frame *f, uint64_t eager_max, const char **why)
 {
-    *f = csni_frame_eager(frame_get32(in), frame_get32(in + 4), len);
-    if (len > eager_max) {
-        *why = "eager message longer than the eager limit";
-        return -1;
-    }
-    if (f->dst == 0 || f->src == 0) {
-        *why = "message without transport ids";
-        return -1;
-    }
-    *why = NULL;
-    return 0;
-}
-
-int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, struct csni_frame *f,
-                      const char **why)
-{
-    if (frame_get16(in) != CSNI_FRAME_MAGIC) {
-        *why = "bad magic";
-        return -1;
-    }
-    f->type = in[2];
-    if (f->type == 0 || f->type >= CSNI_F_TYPE_MAX) {
-        *why = "unknown frame type";
-        return -1;
-    }
-    if (in[3] != 0) {
-        *why = "unknown flags";
-        return -1;
-    }
-    f->dst = frame_get32(in + 4);
-    f->src = frame_get32(in + 8);
-    f->aux = frame_get32(in + 12);
-    f->len = frame_get64(in + 16);
-    f->cookie = frame_get64(in + 24);
-    f->cookie2 = frame_get64(in + 32);
     switch (f->type) {
     case CSNI_F_HELLO:
         if (f->len != CSNI_KEY_BYTES || f->aux != CSNI_PROTO_VERSION || f->dst > 1) {
@@ -143,4 +108,36 @@ int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, str
     }
     *why = NULL;
     return 0;
+}
+
+int csni_frame_decode(const uint8_t in[CSNI_FRAME_SIZE], uint64_t eager_max, struct csni_frame *f,
+                      const char **why)
+{
+    if (frame_get16(in) != CSNI_FRAME_MAGIC) {
+        *why = "bad magic";
+        return -1;
+    }
+    f->type = in[2];
+    if (f->type == 0 || f->type >= CSNI_F_TYPE_MAX) {
+        *why = "unknown frame type";
+        return -1;
+    }
+    if (in[3] != 0) {
+        *why = "unknown flags";
+        return -1;
+    }
+    f->dst = frame_get32(in + 4);
+    f->src = frame_get32(in + 8);
+    f->aux = frame_get32(in + 12);
+    f->len = frame_get64(in + 16);
+    f->cookie = frame_get64(in + 24);
+    f->cookie2 = frame_get64(in + 32);
+    return frame_check(f, eager_max, why);
+}
+
+int csni_frame_decode_short(const uint8_t in[CSNI_SHORT_SIZE], uint64_t len, uint64_t eager_max,
+                            struct csni_frame *f, const char **why)
+{
+    *f = csni_frame_eager(frame_get32(in), frame_get32(in + 4), len);
+    return frame_check(f, eager_max, why);
 }

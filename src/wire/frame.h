@@ -323,15 +323,15 @@ static inline void csni_frame_put_eager(uint8_t *out, uint32_t dst, uint32_t src
 }
 /* The short form of an EAGER frame (shared-memory rings only, where the ring's record header
  * already carries the length: transport/shm/shm.c, "Short records"): one 64-bit word, dst
- * in its low half and src in its high half, the payload after it. A 17-40 byte message then
- * takes one cache line instead of two. */
+ * in its low half and src in its high half, the payload after it (a 32-byte message then
+ * takes one cache line instead of two). */
 #define CSNI_SHORT_SIZE 8
 static inline void csni_frame_put_short(uint8_t *out, uint32_t dst, uint32_t src)
 {
     csni_frame_put64(out, dst | (uint64_t)src << 32);
 }
-/* Decodes a short EAGER frame whose payload is len bytes into *f, with the checks
- * csni_frame_decode makes of an EAGER frame. 0, or -1 with *why set. */
+/* Decodes a short EAGER frame whose payload is len bytes into *f, checked as csni_frame_decode
+ * checks an EAGER frame (the same code). 0, or -1 with *why set. */
 int csni_frame_decode_short(const uint8_t in[CSNI_SHORT_SIZE], uint64_t len, uint64_t eager_max,
                             struct csni_frame *f, const char **why);
 
