@@ -16,7 +16,7 @@ endforeach()
 # and a csn program below a shell rank (the library's launcher watch).
 add_executable(test_sleeper csnrun/sleeper.c)
 target_link_libraries(test_sleeper PRIVATE csn)
-foreach(case both remote guardian watch)
+foreach(case both late remote guardian watch)
   add_test(NAME csnrun_orphans_${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/csnrun/orphans.sh
                    ${CMAKE_BINARY_DIR}/tools/csnrun/csnrun $<TARGET_FILE:test_sleeper> ${case})

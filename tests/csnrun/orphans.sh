@@ -2,6 +2,7 @@
 # orphans.sh CSNRUN SLEEPER CASE: launcher deaths leave nothing behind (issue 16, item 9): no
 # rank running, no /tmp/csn-<jobid>-* directory, no /dev/shm/csn.<jobid>.* file.
 #   both      kill -9 of csnrun and its local agent together (the guardian cleans up)
+#   late      kill -9 of the local agent; its launcher, stopped, is killed 5 s later
 #   remote    kill -9 of the agent of a host reached by --rsh (its own job directory)
 #   guardian  kill -9 of the agent's guardian, then of the agent (PR_SET_PDEATHSIG)
 #   watch     as guardian, with the csn program a child of a shell rank: the library's
@@ -47,7 +48,14 @@ expect_clean() {
         shm=$(ls /dev/shm/csn."$JOBID".* 2>/dev/null | tr '\n' ' ')
         [ -z "$left$dirs$shm" ] && break
         i=$((i + 1))
-        [ $i -lt "$1" ] || { [ -n "${DEBUG_ORPHANS:-}" ] && ps -eo pid,ppid,pgid,stat,args | grep -E "csnrun|sleeper" | grep -v wt-; [ -n "${DEBUG_ORPHANS:-}" ] && cat "$T"/up.*; fail "left behind after $(($1 / 10)) s: processes [$left] directories [$dirs] shm [$shm]"; }
+        if [ $i -ge "$1" ]; then
+            # What is left, for the log: the directories' files and every csnrun process.
+            [ -n "$dirs" ] && ls -la $dirs | sed 's/^/  left: /'
+            ps -eo pid,ppid,pgid,stat,etime,args | grep -E "csnrun|$MARK" | grep -v grep |
+                sed 's/^/  ps: /'
+            [ -n "${DEBUG_ORPHANS:-}" ] && cat "$T"/up.*
+            fail "left behind after $(($1 / 10)) s: processes [$left] directories [$dirs] shm [$shm]"
+        fi
         sleep 0.1
     done
     echo "orphans $CASE: nothing left after $((i * 100)) ms"
@@ -61,6 +69,23 @@ both)
     wait_up 2
     agent=$(cut -d' ' -f5 "$T/up.0")
     kill -9 "$pid" "$agent"
+    wait "$pid" 2>/dev/null
+    pid=
+    expect_clean 100
+    ;;
+late)
+    # The launcher outlives its killed agent by 5 s (stopped, then killed): the guardian's
+    # cleaner waits for it, then removes the launcher's directory.
+    "$CSNRUN" -np 2 sh -c "$rankcmd" sh "$T/up" "$SLEEPER" "$MARK" >"$T/out" 2>"$T/err" &
+    pid=$!
+    wait_up 2
+    agent=$(cut -d' ' -f5 "$T/up.0")
+    kill -STOP "$pid"
+    kill -9 "$agent"
+    sleep 5
+    [ -n "$(ls -d /tmp/csn-"$JOBID"-* 2>/dev/null)" ] ||
+        fail "the directory of a live launcher was removed"
+    kill -9 "$pid"
     wait "$pid" 2>/dev/null
     pid=
     expect_clean 100

@@ -45,7 +45,8 @@ struct agent {
     int guard_reaped;     /* agent_reap took the guardian's end already */
     int guard_fd;         /* write end of the guardian's pipe */
     pid_t self, launcher; /* our pid, and our parent's at start (csnrun, for a local agent) */
-    int watch[2];         /* the ranks' watch pipe (src/boot/watch.h): they hold [0], only we [1] */
+    unsigned long long launcher_start; /* the launcher's start time (proc_start_time) */
+    int watch[2]; /* the ranks' watch pipe (src/boot/watch.h): they hold [0], only we [1] */
     int stopping;
     int bind, report;   /* BIND: one CPU per rank (agent_cpus); report: say which */
     int ncpu, *cpus;    /* BIND: the CPUs the agent may use, in ascending order */
@@ -248,30 +249,25 @@ static int agent_cpus(struct agent *a)
     return 0;
 }
 
+/* 1 while the launcher that started this agent runs: the same pid and start time (pids are
+ * reused: pid_max may be 32768), not a zombie. */
+static int agent_launcher_alive(const struct agent *a)
+{
+    char state = 0;
+    unsigned long long st;
+
+    if (a->launcher <= 1)
+        return 0;
+    st = proc_start_time(a->launcher, &state);
+    return st != 0 && st == a->launcher_start && state != 'Z' && state != 'X';
+}
+
 /* In the guardian, after its agent died: a child outside the group (it survives the group's
  * SIGKILL) removes the job's files once the guardian and the ranks are gone: this host's
  * /dev/shm files of the job and the agent's own job directory, and the launcher's directory
- * too when the launcher is dead as well, or dies within 2 s (csnrun and its agent killed
- * together); a live launcher removes its own. */
-/* 1 while process pid runs (a zombie, killed but not yet reaped, counts as gone). */
-static int agent_alive(pid_t pid)
-{
-    char path[64], buf[256], *rp;
-    FILE *f;
-    size_t n;
-
-    if (pid <= 1 || (kill(pid, 0) != 0 && errno == ESRCH))
-        return 0;
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    if ((f = fopen(path, "r")) == NULL)
-        return 0;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    rp = strrchr(buf, ')'); /* "pid (comm) S ..." */
-    return rp == NULL || rp[1] == '\0' || (rp[2] != 'Z' && rp[2] != 'X');
-}
-
+ * too once the launcher is gone. A launcher killed with its agent may take seconds to go
+ * under load (a TSan launcher's directory was left in CI after a 2 s wait); a live one
+ * removes its own directory when it ends, so waiting for it (up to a minute) costs nothing. */
 static void agent_guard_cleaner(struct agent *a)
 {
     pid_t guard = getpid(), pid;
@@ -295,11 +291,9 @@ static void agent_guard_cleaner(struct agent *a)
             shm_cleanup(a->jobid, mine, a->nranks);
             free(mine);
         }
-        /* The launcher killed with us may take a moment to go under load (a launcher's
-         * directory was left once in make test): up to 2 s. A live one removes its own. */
-        for (i = 0; i < 200 && !a->own_jobdir && agent_alive(a->launcher); i++)
+        for (i = 0; i < 6000 && !a->own_jobdir && agent_launcher_alive(a); i++)
             nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
-        if (a->jobdir != NULL && (a->own_jobdir || !agent_alive(a->launcher)))
+        if (a->jobdir != NULL && (a->own_jobdir || !agent_launcher_alive(a)))
             rm_tree(a->jobdir);
         _exit(0);
     }
@@ -798,6 +792,7 @@ int agent_main(int rfd, int wfd)
     a.watch[0] = a.watch[1] = -1;
     a.self = getpid();
     a.launcher = getppid();
+    a.launcher_start = proc_start_time(a.launcher, NULL);
     set_cloexec(rfd);
     set_cloexec(wfd);
     if (pipe2(agent_sigpipe, O_CLOEXEC | O_NONBLOCK) != 0)

@@ -107,6 +107,10 @@ int proto_sendf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 uint64_t now_ms(void);
 int rm_tree(const char *dir); /* removes a directory and everything below it */
+/* Process pid's start time (field 22 of /proc/pid/stat, clock ticks since boot; with the pid,
+ * its identity) and, when state is not NULL, its state letter (Z: a zombie); 0 when there is no
+ * such process. */
+unsigned long long proc_start_time(long pid, char *state);
 /* Unlinks csn.<jobid>.* in /dev/shm and in $CSN_SHM_DIR: all of them (ranks NULL), or those of
  * a pair with one of the n ranks (an agent's: other hosts may share /dev/shm, as namespaces on
  * one machine do). */

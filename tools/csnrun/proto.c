@@ -279,12 +279,11 @@ void shm_cleanup(const char *jobid, const int *ranks, int n)
         shm_cleanup_dir(dir, prefix, pl, ranks, n);
 }
 
-/* The start time of process pid (field 22 of /proc/pid/stat, clock ticks since boot), or 0
- * when there is no such process. */
-static unsigned long long proto_start_time(long pid)
+unsigned long long proc_start_time(long pid, char *state)
 {
     char path[64], buf[1024];
     unsigned long long st = 0;
+    char c = 0;
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
     FILE *f = fopen(path, "re");
     if (f == NULL)
@@ -294,11 +293,13 @@ static unsigned long long proto_start_time(long pid)
     buf[n] = '\0';
     /* after the command name, which may hold spaces and parentheses: from the last ')' */
     char *p = strrchr(buf, ')');
-    if (p != NULL && sscanf(p + 2,
-                            "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+    if (p == NULL || sscanf(p + 2,
+                            "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
                             "%*d %*d %*d %*d %llu",
-                            &st) != 1)
+                            &c, &st) != 2)
         st = 0;
+    if (state != NULL)
+        *state = c;
     return st;
 }
 
@@ -312,7 +313,7 @@ int jobdir_claim(const char *dir)
         errno = ENAMETOOLONG;
         return -1;
     }
-    n = snprintf(line, sizeof line, "%ld %llu\n", pid, proto_start_time(pid));
+    n = snprintf(line, sizeof line, "%ld %llu\n", pid, proc_start_time(pid, NULL));
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
@@ -345,7 +346,7 @@ static int jobdir_stale(int dfd, const char *name)
     line[n] = '\0';
     if (sscanf(line, "%ld %llu", &pid, &st) != 2 || pid <= 0)
         return 0;
-    return proto_start_time(pid) != st; /* gone, or its pid taken by another process */
+    return proc_start_time(pid, NULL) != st; /* gone, or its pid taken by another process */
 }
 
 void jobdir_sweep(const char *tmp)
