@@ -7,7 +7,9 @@
 #           those variables set (e.g. stream=build,CSN_SHM_PULL_MAX=0), or
 #           NAME=mpi:BUILD_DIR              that build's pingpong-mpi under mpirun.openmpi, or
 #           NAME=ring:BUILD_DIR[,VAR=VALUE...]  that build's ring-stream (its shared-memory ring
-#           alone, no library around it; --test bw only), e.g. r16=ring:build,CSN_SHM_RING=16K.
+#           alone, no library around it; --test bw only), e.g. r16=ring:build,CSN_SHM_RING=16K,
+#           or NAME=floor:BUILD_DIR          that build's cma-floor (the same bytes pulled with
+#           one process_vm_readv per message, no library; --test bw, bibw or lat from 8 KiB).
 #   --rounds N    rounds (default 6); each runs every CONFIG once, in the order given (see
 #                 --rotate)
 #   --sizes LIST  pingpong --sizes (default 256K,1M,4M,16M)
@@ -54,15 +56,21 @@ case $far in '' | *[!0-9.]* | *.*.*) die 2 "--far must be a number of microsecon
 [ ${#configs[@]} -gt 0 ] || die 2 "no CONFIG given (see --help)"
 
 # Each config as NAME, command prefix and environment, checked before any run.
-names=() cmds=() envs=() lf=''
+names=() cmds=() envs=() cols=() lf=''
 for c in "${configs[@]}"; do
     name=${c%%=*} rest=${c#*=}
     [ -n "$name" ] || die 2 "a CONFIG needs a NAME: '$c'"
+    col=2 # the output's column of the figure: pingpong's median
     if [ "${rest#mpi:}" != "$rest" ]; then
         b=${rest#mpi:}
         mpirun=$(command -v mpirun.openmpi) || die 2 "mpirun.openmpi not found (apt-get install openmpi-bin)"
         [ -x "$b/bench/pingpong/pingpong-mpi" ] || die 2 "$name: $b/bench/pingpong/pingpong-mpi is not built"
         cmd="$mpirun -np 2 $b/bench/pingpong/pingpong-mpi" env=''
+    elif [ "${rest#floor:}" != "$rest" ]; then
+        b=${rest#floor:}
+        [ -x "$b/bench/pingpong/cma-floor" ] || die 2 "$name: $b/bench/pingpong/cma-floor is not built"
+        cmd="$b/bench/pingpong/cma-floor" env=''
+        case $test in bw) col=2 ;; bibw) col=4 ;; lat) col=8 ;; esac
     else
         ring=''
         [ "${rest#ring:}" = "$rest" ] || { ring=1 rest=${rest#ring:}; }
@@ -83,7 +91,7 @@ for c in "${configs[@]}"; do
         fi
     fi
     [ -n "$lf" ] || lf=$b/bench/pingpong/line-floor
-    names+=("$name") cmds+=("$cmd") envs+=("$env")
+    names+=("$name") cmds+=("$cmd") envs+=("$env") cols+=("$col")
 done
 [ -x "$lf" ] || die 2 "$lf is not built"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -101,8 +109,8 @@ for r in $(seq "$rounds"); do
         floor=$("$lf" 100000 2>/dev/null | awk '/^ +[0-9]/ { v = $2 } END { print v }')
         out=$(env ${envs[$i]} timeout 300 ${cmds[$i]} --sizes "$sizes" --test "$test" --samples 5 2>&1) ||
             die 1 "${names[$i]}, round $r failed: $(echo "$out" | tail -3)"
-        echo "$out" | awk -v c="${names[$i]}" -v r="$r" -v lf="$floor" \
-            '!/^#/ && $1 ~ /^[0-9]+$/ { printf "%-12s round %d line-floor %s size %9s %s\n", c, r, lf, $1, $2 }' |
+        echo "$out" | awk -v c="${names[$i]}" -v r="$r" -v lf="$floor" -v col="${cols[$i]}" \
+            '!/^#/ && $1 ~ /^[0-9]+$/ { printf "%-12s round %d line-floor %s size %9s %s\n", c, r, lf, $1, $col }' |
             tee -a "$T"
     done
 done

@@ -5,7 +5,7 @@
 script=$1 build=$2
 . "$(dirname "$0")/common.sh"
 # Argument errors: one line each, status 2, nothing run.
-for args in "r=ring:/nonexistent" "--rounds 0 a=$build" "--test bw,bibw a=$build" "--far x a=$build" "a=/nonexistent" "notaconfig" "--bogus a=$build" ""; do
+for args in "r=ring:/nonexistent" "f=floor:/nonexistent" "--rounds 0 a=$build" "--test bw,bibw a=$build" "--far x a=$build" "a=/nonexistent" "notaconfig" "--bogus a=$build" ""; do
     # shellcheck disable=SC2086
     refused "$script" $args
 done
@@ -34,6 +34,14 @@ out=$("$script" --rounds 1 --sizes 1K --test bw "r=ring:$build" "r16=ring:$build
     { echo "$out"; fail "the ring-stream run failed"; }
 echo "$out"
 echo "$out" | grep -qE "^r16 +1024 +[0-9.]+ \(1\) " || fail "no summary for r16"
+# cma-floor configurations: the figure of the test asked for (bibw, lat), not another column.
+for t in bibw:262144 lat:65536; do
+    out=$("$script" --rounds 1 --sizes "${t#*:}" --test "${t%%:*}" "f=floor:$build" 2>&1) ||
+        { echo "$out"; fail "the cma-floor run (${t%%:*}) failed"; }
+    echo "$out"
+    echo "$out" | grep -qE "^f +round 1 line-floor [0-9.]+ size +${t#*:} [0-9.]+$" ||
+        fail "no numeric row for cma-floor ${t%%:*}"
+done
 # --rotate: round 2 starts with the second configuration; the ratios stay against the first.
 out=$("$script" --rounds 2 --rotate --sizes 1K --test bw "a=ring:$build" "b=ring:$build" 2>&1) ||
     { echo "$out"; fail "the --rotate run failed"; }
