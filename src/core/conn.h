@@ -13,6 +13,7 @@
 
 #include "csn.h"
 #include "core/lock.h"
+#include "core/near.h"
 #include "core/op.h"
 #include "transport/shm/shm.h"
 #include "wire/frame.h"
@@ -92,10 +93,10 @@ struct csni_conn {
     } pullb;
     /* Writer: one at a time, held only across non-blocking writes. */
     csni_lock_t tx_lock;
-    /* Shared memory: blocking transmits longer than CSN_SHM_EAGER (up to CSN_SHM_EAGER_NEAR)
-     * still to be sent as rendezvous before one goes eager again and times its copy
-     * (core/near.h). A hint: written by any sender without a lock. */
-    _Atomic uint32_t far_left;
+    /* Shared memory: what blocking transmits longer than CSN_SHM_EAGER_BLOCKING (up to
+     * CSN_SHM_EAGER_NEAR) cost eager and as rendezvous, and which way the next goes
+     * (core/near.h). Hints: written by any sender without a lock. */
+    struct csni_near near;
     /* Eager credit taken from the peer's ahead of need by the direct small-message path
      * (csni_conn_send_now with a cost), spent here without an atomic; given back to the peer
      * when the connection dies or moves. Under tx_lock. */

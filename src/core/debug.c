@@ -83,13 +83,14 @@ void csni_debug_open(const struct csni_proc *p)
         if (csni_ofi_on() && csni_ofi_rndv_min())
             snprintf(pull + strlen(pull), sizeof pull - strlen(pull),
                      "; ofi: the provider moves the payload from %zu bytes", csni_ofi_rndv_min());
-        debug_line(p,
-                   "protocols: eager up to %zu bytes over shm (a blocking transmit up to %zu, "
-                   "and up to %zu while its copies into the ring are fast), %zu over sockets; "
-                   "rendezvous beyond (%s); split copies (both sides copy) from %zu bytes%s",
-                   t->use_shm ? t->shm_eager : 0, t->use_shm ? t->shm_eager_blocking : 0,
-                   t->use_shm ? t->shm_eager_near : 0, t->eager_max, pull, t->split_min,
-                   t->split_min ? "" : " (never: CSN_SHM_SPLIT=0)");
+        debug_line(
+            p,
+            "protocols: eager up to %zu bytes over shm (a blocking transmit up to %zu, "
+            "and up to %zu where that costs less than a rendezvous, as timed), %zu over sockets; "
+            "rendezvous beyond (%s); split copies (both sides copy) from %zu bytes%s",
+            t->use_shm ? t->shm_eager : 0, t->use_shm ? t->shm_eager_blocking : 0,
+            t->use_shm ? t->shm_eager_near : 0, t->eager_max, pull, t->split_min,
+            t->split_min ? "" : " (never: CSN_SHM_SPLIT=0)");
     }
     if (t->oversubscribed)
         debug_line(p,
@@ -152,8 +153,8 @@ void csni_debug_tx(struct csni_proc *p, csn_netid to, size_t len, bool blocking)
     if (rank == p->me)
         how = "copied within this process";
     else if (shm && blocking && len > eager && len <= p->tun.shm_eager_near)
-        how = "eager while its copies into the ring are fast (where the CPUs share a cache), "
-              "else a rendezvous the receiver pulls";
+        how = "eager or a rendezvous the receiver pulls, whichever the connection's recent "
+              "transmits of this range, timed, say costs less (eager where the CPUs share a cache)";
     else if (len <= eager)
         how =
             shm && p->cma && len > eager / 2

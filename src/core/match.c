@@ -171,11 +171,11 @@ static struct csni_sendreq *match_push(struct csni_peer *pp, struct csni_op *op,
 /* Near: a blocking transmit waits for its message anyway, and eager it is done once in the
  * ring, where a rendezvous waits for the receiver's pull and answer; but two copies through
  * the ring cost more than one pull where the CPUs share no cache (BENCHMARKS.md, issue 19),
- * and a VM's vCPUs move between the two. So up to CSN_SHM_EAGER_NEAR it goes eager while its
- * timed copies into the ring say the cache is shared (core/near.h). */
+ * and a VM's vCPUs move between the two. So up to CSN_SHM_EAGER_NEAR it goes the way that
+ * costs less on its connection now, as timed there (core/near.h). */
 static bool match_near(const struct csni_proc *p, struct csni_conn *c, size_t len)
 {
-    return len <= p->tun.shm_eager_near && csni_near_go(&c->far_left);
+    return len <= p->tun.shm_eager_near && csni_near_eager(&c->near, csni_now_ns());
 }
 
 /* Sends op to pp, whose transport dst is known to exist. own: the calling thread posted op
@@ -189,20 +189,16 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
      * and a frame given to the old one then goes to the new one (csni_conn_send). */
     struct csni_conn *c = lanes ? NULL : pp->conn;
     size_t emax = pp->eager_max;
-    bool timed = false;
     if (op->blocking && c && c->shm) {
         emax = p->tun.shm_eager_blocking;
-        if (op->len > emax && (timed = match_near(p, c, op->len)))
+        if (op->len > emax && match_near(p, c, op->len))
             emax = op->len;
     }
     if (c && op->len <= emax &&
         !(c->shm && op->len > p->tun.shm_half_eager && match_pulled_both_ways(p, t, pp)) &&
         csni_credit_take(pp, csni_credit_cost(op->len))) {
         /* Eager. A dead connection completes the op with CSN_PEER_LOST when queued. */
-        uint64_t t0 = timed ? csni_now_ns() : 0;
         if (c->shm && csni_conn_send_now(c, dst, t->tid, op->buf, op->len, 0)) {
-            if (timed)
-                csni_near_timed(&c->far_left, op->len, csni_now_ns() - t0);
             /* Written: the small-message path. A blocking call's op is its own thread's,
              * nobody else waits for it. */
             if (op->blocking && own) {

@@ -1,11 +1,22 @@
 /* near.h: the choice of core/match.c's "Near" policy, apart so that its test can drive it with
  * made-up times. A blocking transmit over shared memory between CSN_SHM_EAGER_BLOCKING and
- * CSN_SHM_EAGER_NEAR goes eager and times its copy into the ring; one slower than
- * CSNI_NEAR_BYTES_PER_NS (the lines came from a cache far away: a far eager 8 KiB half round
- * trip of 4.9-5.3 us, two such copies, puts that near 3.5 bytes a nanosecond here, where copies
- * timed with a shared cache ran 7-14) has the next CSNI_NEAR_FAR_SKIP go as rendezvous
- * before another is tried. *far_left is a hint that any sender writes without a lock: senders
- * racing on it may send one more or one less of either kind. */
+ * CSN_SHM_EAGER_NEAR goes eager (copied into the ring, done once there) or as a rendezvous
+ * (pulled by the receiver, done at its answer), whichever costs less on its connection now.
+ * Where the CPUs share a cache the ring wins (session 40: 8 KiB 1.36 us a half round trip
+ * eager, 2.59 pulled); where they do not it may lose (session 40: 5.37 against 3.37; session
+ * 44: 2.37 against 2.01, 16 KiB 3.63 against 2.47), and a VM's vCPUs move between the two.
+ *
+ * The sender cannot see an eager message's cost by itself: its copy into the ring is done
+ * long before the receiver's copy out. Timing that copy alone (the choice before) no longer
+ * told near from far on a host whose far copies ran at 7-11 bytes a nanosecond (session 44),
+ * and a rendezvous timed from its call to its end left out the eager message's other copy. So
+ * a transmit's cost is the time from its start to the start of the next such transmit on the
+ * connection: in a ping-pong the round trip, in a stream the rate. Compared one by one,
+ * alternating, these were as noisy as the difference (the peer's own choice and the program's
+ * pauses fall in them), so the choice works in cycles of CSNI_NEAR_CYCLE transmits: the first
+ * CSNI_NEAR_EPOCH go eager, the next as many as rendezvous, and the rest the way whose median
+ * time was the lower. The fields are hints that any sender writes without a lock: senders
+ * racing on them may send one more or one less of either kind, or time one interval wrongly. */
 #ifndef CSNI_NEAR_H
 #define CSNI_NEAR_H
 
@@ -14,24 +25,58 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CSNI_NEAR_BYTES_PER_NS 6
-#define CSNI_NEAR_FAR_SKIP 127
+#define CSNI_NEAR_EPOCH 8
+#define CSNI_NEAR_CYCLE 256
 
-/* Whether the next such transmit goes eager (and is to be timed: csni_near_timed). */
-static inline bool csni_near_go(_Atomic uint32_t *far_left)
+struct csni_near {
+    _Atomic uint64_t last_ns; /* when the last such transmit started (0: none yet) */
+    _Atomic uint32_t step;    /* the next transmit's place in the cycle */
+    _Atomic uint32_t eager;   /* the way chosen for the rest of the cycle (1: eager) */
+    /* The cycle's timed transmits, ns: [0, EPOCH) eager, [EPOCH, 2 x EPOCH) rendezvous. */
+    _Atomic uint32_t ns[2 * CSNI_NEAR_EPOCH];
+};
+
+/* The median (the upper of the middle two) of the n <= CSNI_NEAR_EPOCH times at ns. */
+static inline uint32_t csni_near_median(const _Atomic uint32_t *ns, int n)
 {
-    uint32_t left = atomic_load_explicit(far_left, memory_order_relaxed);
-    if (left == 0)
-        return true;
-    atomic_store_explicit(far_left, left - 1, memory_order_relaxed);
-    return false;
+    uint32_t v[CSNI_NEAR_EPOCH];
+    for (int i = 0; i < n; i++) {
+        uint32_t x = atomic_load_explicit(&ns[i], memory_order_relaxed);
+        int j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+    return v[n / 2];
 }
 
-/* One that went eager took ns to write its len bytes into the ring. */
-static inline void csni_near_timed(_Atomic uint32_t *far_left, size_t len, uint64_t ns)
+/* A transmit starts at now (ns): whether it goes eager (true) or as a rendezvous. */
+static inline bool csni_near_eager(struct csni_near *nr, uint64_t now)
 {
-    atomic_store_explicit(far_left, ns * CSNI_NEAR_BYTES_PER_NS > len ? CSNI_NEAR_FAR_SKIP : 0,
-                          memory_order_relaxed);
+    uint32_t s = atomic_load_explicit(&nr->step, memory_order_relaxed);
+    uint64_t last = atomic_load_explicit(&nr->last_ns, memory_order_relaxed);
+    if (s >= 1 && s <= 2 * CSNI_NEAR_EPOCH) {
+        /* The cycle's transmit s - 1, timed. */
+        uint64_t d = last != 0 && now > last ? now - last : UINT32_MAX;
+        atomic_store_explicit(&nr->ns[s - 1], d > UINT32_MAX ? UINT32_MAX : (uint32_t)d,
+                              memory_order_relaxed);
+    }
+    bool eager;
+    if (s < CSNI_NEAR_EPOCH) {
+        eager = true;
+    } else if (s < 2 * CSNI_NEAR_EPOCH) {
+        eager = false;
+    } else {
+        if (s == 2 * CSNI_NEAR_EPOCH)
+            atomic_store_explicit(&nr->eager,
+                                  csni_near_median(nr->ns, CSNI_NEAR_EPOCH) <=
+                                      csni_near_median(nr->ns + CSNI_NEAR_EPOCH, CSNI_NEAR_EPOCH),
+                                  memory_order_relaxed);
+        eager = atomic_load_explicit(&nr->eager, memory_order_relaxed);
+    }
+    atomic_store_explicit(&nr->step, s + 1 >= CSNI_NEAR_CYCLE ? 0 : s + 1, memory_order_relaxed);
+    atomic_store_explicit(&nr->last_ns, now, memory_order_relaxed);
+    return eager;
 }
 
 #endif

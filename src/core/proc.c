@@ -251,8 +251,8 @@ static csn_status proc_net_tunables(struct csni_proc *p)
      * than one pull from memory (8 KiB 4.9-5.3 against 3.0-3.5, 16 KiB 9.1-10.3 against
      * 3.8-4.3; BENCHMARKS.md, issue 19). CSN_SHM_EAGER_BLOCKING sets such a limit for every
      * placement; above it, up to CSN_SHM_EAGER_NEAR (16 KiB; off where CSN_SHM_EAGER is set,
-     * which tests and users set to choose the protocol), a blocking transmit is eager while its
-     * copies into the ring are fast (core/match.c, "Near"). */
+     * which tests and users set to choose the protocol), a blocking transmit goes the way that
+     * costs less on its connection, as timed (core/match.c, "Near"). */
     v[13] = v[13] > tun->eager_max ? tun->eager_max : v[13];
     tun->shm_eager_blocking = v[13] > tun->shm_eager ? v[13] : tun->shm_eager;
     v[14] = v[14] > tun->eager_max ? tun->eager_max : v[14];

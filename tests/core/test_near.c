@@ -1,36 +1,55 @@
-/* test_near.c: the eager-or-pull choice of blocking 4-16 KiB transmits over shared memory
- * (src/core/near.h) driven with made-up copy times: eager from the start; a copy at or above
- * CSNI_NEAR_BYTES_PER_NS keeps it eager; a slower one sends exactly the next
- * CSNI_NEAR_FAR_SKIP as rendezvous, then one goes eager again to be timed; a fast time then
- * brings eager back for good. */
+/* test_near.c: the eager-or-rendezvous choice of blocking 4-16 KiB transmits over shared
+ * memory (src/core/near.h) driven with made-up times: each cycle opens with an epoch eager and
+ * one as rendezvous, then keeps to the way whose median time was the lower; the choice follows
+ * a move of the vCPUs at the next cycle; a pause of the program in an epoch, or a stray slow
+ * or fast time, does not turn it. */
 #include "../test.h"
 #include "core/near.h"
 
-#define LEN 8190u /* a multiple of CSNI_NEAR_BYTES_PER_NS: the threshold is exact */
+#define E CSNI_NEAR_EPOCH
+#define CYCLE CSNI_NEAR_CYCLE
+
+static uint64_t now = 1000000;
+
+/* n transmits, each followed by the next after eager_ns (if it went eager) or rndv_ns.
+ * Returns how many went eager. */
+static int near_run(struct csni_near *nr, int n, uint64_t eager_ns, uint64_t rndv_ns)
+{
+    int eager = 0;
+    for (int i = 0; i < n; i++) {
+        bool e = csni_near_eager(nr, now);
+        now += e ? eager_ns : rndv_ns;
+        eager += e;
+    }
+    return eager;
+}
 
 int main(void)
 {
-    _Atomic uint32_t far_left = 0;
-    uint64_t fast = LEN / CSNI_NEAR_BYTES_PER_NS;     /* exactly the threshold: near */
-    uint64_t slow = LEN / CSNI_NEAR_BYTES_PER_NS + 1; /* just below it: far */
-    for (int i = 0; i < 1000; i++) {
-        CHECK(csni_near_go(&far_left));
-        csni_near_timed(&far_left, LEN, fast);
+    struct csni_near nr = {0};
+    /* The first cycle: E eager, E rendezvous (timed), then the cheaper: eager here. */
+    CHECK(near_run(&nr, E, 4000, 5000) == E);
+    CHECK(near_run(&nr, E, 4000, 5000) == 0);
+    CHECK(near_run(&nr, CYCLE - 2 * E, 4000, 5000) == CYCLE - 2 * E);
+    /* Far: the rendezvous costs less; the next cycle turns. */
+    CHECK(near_run(&nr, CYCLE, 5600, 4600) == E);
+    CHECK(near_run(&nr, 10 * CYCLE, 5600, 4600) == 10 * E);
+    /* And back. */
+    CHECK(near_run(&nr, 3 * CYCLE, 3000, 4600) == 3 * (CYCLE - E));
+    /* A pause of the program (1 s) in each epoch, and a stray fast rendezvous: the medians
+     * stand. */
+    for (int c = 0; c < 3; c++) {
+        CHECK(near_run(&nr, E - 1, 3000, 4600) == E - 1);
+        CHECK(near_run(&nr, 1, 1000000000, 4600) == 1);
+        CHECK(near_run(&nr, 1, 3000, 100) == 0);
+        CHECK(near_run(&nr, E - 2, 3000, 4600) == 0);
+        CHECK(near_run(&nr, 1, 3000, 1000000000) == 0);
+        CHECK(near_run(&nr, CYCLE - 2 * E, 3000, 4600) == CYCLE - 2 * E);
     }
-    for (int round = 0; round < 3; round++) {
-        CHECK(csni_near_go(&far_left));
-        csni_near_timed(&far_left, LEN, slow);
-        for (int i = 0; i < CSNI_NEAR_FAR_SKIP; i++)
-            CHECK(!csni_near_go(&far_left));
-    }
-    CHECK(csni_near_go(&far_left)); /* the probe */
-    csni_near_timed(&far_left, LEN, fast);
-    for (int i = 0; i < 1000; i++)
-        CHECK(csni_near_go(&far_left));
-    /* A 16 KiB copy at 3.5 bytes a nanosecond (far, here) and at 10 (near). */
-    csni_near_timed(&far_left, 2 * LEN, (uint64_t)(2 * LEN / 3.5));
-    CHECK(!csni_near_go(&far_left));
-    csni_near_timed(&far_left, 2 * LEN, 2 * LEN / 10);
-    CHECK(csni_near_go(&far_left));
+    /* A clock that does not move, or the first transmit ever: no time (taken as slow). */
+    struct csni_near z = {0};
+    for (int i = 0; i < 2 * E; i++)
+        csni_near_eager(&z, 5);
+    CHECK(csni_near_eager(&z, 5) == true); /* all equal: eager */
     return 0;
 }

@@ -21,7 +21,7 @@ run CSN_DEBUG=1 || fail "hello with CSN_DEBUG=1 failed"
 for r in 0 1; do
     has "^csn\[$r pid [0-9]*\]: CSN_DEBUG=1: rank $r of 2 on host"
     has "^csn\[$r pid [0-9]*\]: transports: within this host shm; between hosts none"
-    has "^csn\[$r pid [0-9]*\]: protocols: eager up to 4096 bytes over shm (a blocking transmit up to 4096, and up to 16384 while its copies into the ring are fast)"
+    has "^csn\[$r pid [0-9]*\]: protocols: eager up to 4096 bytes over shm (a blocking transmit up to 4096, and up to 16384 where that costs less than a rendezvous, as timed)"
     has "^csn\[$r pid [0-9]*\]: waiting: "
 done
 hasnt 'peer rank'
@@ -86,13 +86,13 @@ has '^csn\[1 pid [0-9]*\]: tx to rank 0 transport 2: 12 bytes over shm: eager'
 # A blocking transmit (hello's are) eager up to CSN_SHM_EAGER_BLOCKING where that is above
 # CSN_SHM_EAGER; a non-blocking one up to CSN_SHM_EAGER.
 run CSN_DEBUG=3 CSN_SHM_EAGER_BLOCKING=16K || fail "hello with CSN_SHM_EAGER_BLOCKING=16K failed"
-has '^csn\[0 pid [0-9]*\]: protocols: eager up to 4096 bytes over shm (a blocking transmit up to 16384, and up to 16384 while its copies into the ring are fast)'
-# Above that, up to CSN_SHM_EAGER_NEAR (16 KiB; off where CSN_SHM_EAGER is set), eager while the
-# transmit's copies into the ring are fast.
+has '^csn\[0 pid [0-9]*\]: protocols: eager up to 4096 bytes over shm (a blocking transmit up to 16384, and up to 16384 where that costs less than a rendezvous, as timed)'
+# Above that, up to CSN_SHM_EAGER_NEAR (16 KiB; off where CSN_SHM_EAGER is set), eager or a
+# rendezvous, whichever costs less as timed.
 run CSN_DEBUG=1 CSN_SHM_EAGER=4K || fail "hello with CSN_SHM_EAGER=4K failed"
-has '^csn\[0 pid [0-9]*\]: protocols: eager up to 4096 bytes over shm (a blocking transmit up to 4096, and up to 4096 while'
+has '^csn\[0 pid [0-9]*\]: protocols: eager up to 4096 bytes over shm (a blocking transmit up to 4096, and up to 4096 where'
 run CSN_DEBUG=3 CSN_SHM_EAGER=4 CSN_SHM_EAGER_NEAR=16 || fail "hello with CSN_SHM_EAGER_NEAR=16 failed"
-has 'tx to rank 0 transport 2: 12 bytes over shm: eager while its copies into the ring are fast'
+has 'tx to rank 0 transport 2: 12 bytes over shm: eager or a rendezvous the receiver pulls, whichever'
 run CSN_DEBUG=1 CSN_SHM_EAGER_NEAR=2M && fail "CSN_SHM_EAGER_NEAR=2M was taken"
 has "CSN_SHM_EAGER_NEAR=2M"
 run CSN_DEBUG=3 CSN_SHM_EAGER=8 CSN_SHM_EAGER_BLOCKING=16 ||
