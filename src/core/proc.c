@@ -139,6 +139,20 @@ static csn_status proc_tunables(struct csni_tun *tun, const struct csni_boot *b)
     return CSN_OK;
 }
 
+/* CSN_SHM_MEMBARRIER's default. Off where ranks far outnumber CPUs (more than
+ * PROC_MEMBARRIER_SHARE a CPU) or a process forked from a rank may share them: there nearly
+ * every wait sleeps, and a sleep's membarrier costs more than the fences it saves (start-up of
+ * 256-1024 ranks on 2 CPUs 10-15 % slower, BENCHMARKS.md). A few ranks a CPU (nettest's 4 on
+ * 2) wait in polite spins that seldom end in a sleep (55 membarriers in a 4.5 s nettest run),
+ * and the fence per message is the sender's wait for its record's lines to reach the other
+ * CPU's cache: nettest 1-16 KiB rows 1.06-1.40x without it where the vCPUs sat apart, 64 KiB-1
+ * MiB 0.96-1.12x (BENCHMARKS.md, issue 19). */
+#define PROC_MEMBARRIER_SHARE 4
+static bool proc_membarrier_default(const struct csni_tun *tun)
+{
+    return !proc_forked && tun->cpu_share <= PROC_MEMBARRIER_SHARE * (uint32_t)tun->ncpu;
+}
+
 static int proc_hexval(char c)
 {
     if (c >= '0' && c <= '9')
@@ -203,7 +217,8 @@ static csn_status proc_net_tunables(struct csni_proc *p)
         (rv = proc_env_bytes("CSN_TCP_NOTSENT", 128u << 10, 0, 1u << 30, &v[3])) != CSN_OK ||
         (rv = proc_env_u64("CSN_CMA", 1, 0, 1, &v[4])) != CSN_OK ||
         (rv = proc_env_u64("CSN_TCP_HOLD_US", 1000, 0, 1000000, &v[5])) != CSN_OK ||
-        (rv = proc_env_u64("CSN_SHM_MEMBARRIER", !tun->oversubscribed, 0, 1, &v[6])) != CSN_OK ||
+        (rv = proc_env_u64("CSN_SHM_MEMBARRIER", proc_membarrier_default(tun), 0, 1, &v[6])) !=
+            CSN_OK ||
         (rv = proc_env_bytes("CSN_SHM_PULL", 0, 0, CSNI_PULL_NEVER, &v[7])) != CSN_OK ||
         (rv = proc_env_bytes("CSN_SHM_PULL_MAX", CSNI_PULL_NEVER, 0, CSNI_PULL_NEVER, &v[8])) !=
             CSN_OK ||
@@ -275,9 +290,6 @@ static csn_status proc_net_tunables(struct csni_proc *p)
     tun->pull_batch = (unsigned)v[11];
     tun->tcp_notsent = v[3];
     tun->tcp_hold_us = v[5];
-    /* Off by default where ranks outnumber CPUs: there nearly every wait sleeps, and a sleep's
-     * membarrier cost more than the fences it saves (start-up of 256-1024 ranks 10-15 % slower,
-     * BENCHMARKS.md). */
     tun->shm_membarrier = v[6] != 0;
     p->cma = v[4] != 0;
     return CSN_OK;

@@ -37,6 +37,14 @@ has "^csn\[0 pid [0-9]*\]: waiting: .*1024 ranks share our $ncpu CPUs.*naps up t
 # A rendezvous over shm is pulled (one copy); more ranks than CPUs: eager up to 64 KiB, split
 # copies from 8 MiB; else eager up to 4 KiB, split from 32 KiB. CSN_SHM_PULL_MAX: streamed.
 has "^csn\[0 pid [0-9]*\]: protocols: eager up to 65536 bytes over shm.*the receiver pulls with process_vm_readv from 0 bytes, up to 16 at a time in one call (CSN_SHM_PULL_BATCH)); split copies (both sides copy) from 8388608 bytes"
+# The shm doorbells: membarrier instead of the sender's fence up to 4 ranks a CPU (nettest's 4
+# on 2 CPUs too), fences beyond.
+hasnt "shm doorbells: a sender leaves out"
+has "^csn\[0 pid [0-9]*\]: shm doorbells: a fence on both sides"
+run CSN_DEBUG=1 CSN_CPU_SHARE=$((4 * ncpu)) || fail "hello with CSN_CPU_SHARE=$((4 * ncpu)) failed"
+has "^csn\[0 pid [0-9]*\]: shm doorbells: a sender leaves out its fence"
+run CSN_DEBUG=1 CSN_CPU_SHARE=$((4 * ncpu)) CSN_SHM_MEMBARRIER=0 || fail "hello with CSN_SHM_MEMBARRIER=0 failed"
+has "^csn\[0 pid [0-9]*\]: shm doorbells: a fence on both sides"
 run CSN_DEBUG=1 CSN_CPU_SHARE=1 || fail "hello with CSN_CPU_SHARE=1 failed"
 has "^csn\[0 pid [0-9]*\]: protocols: eager up to 4096 bytes over shm.*the receiver pulls with process_vm_readv from 0 bytes, up to 16 at a time in one call (CSN_SHM_PULL_BATCH)); split copies (both sides copy) from 32768 bytes"
 # Pulls found one after the other copied in one call, up to CSN_SHM_PULL_BATCH (1: one each).
