@@ -175,7 +175,7 @@ static struct csni_sendreq *match_push(struct csni_peer *pp, struct csni_op *op,
  * costs less on its connection now, as timed there (core/near.h). */
 static bool match_near(const struct csni_proc *p, struct csni_conn *c, size_t len)
 {
-    return len <= p->tun.shm_eager_near && csni_near_eager(&c->near, csni_now_ns());
+    return len <= p->tun.shm_eager_near && csni_near_eager(&c->near, csni_near_now());
 }
 
 /* Sends op to pp, whose transport dst is known to exist. own: the calling thread posted op

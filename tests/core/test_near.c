@@ -1,8 +1,8 @@
 /* test_near.c: the eager-or-rendezvous choice of blocking 4-16 KiB transmits over shared
  * memory (src/core/near.h) driven with made-up times: each cycle opens with an epoch eager and
- * one as rendezvous, then keeps to the way whose median time was the lower; the choice follows
- * a move of the vCPUs at the next cycle; a pause of the program in an epoch, or a stray slow
- * or fast time, does not turn it. */
+ * one as rendezvous, then keeps to the way whose median time over it and the cycle before was
+ * the lower; the choice follows a move of the vCPUs within two cycles; a pause of the program
+ * in an epoch, or a stray slow or fast time, does not turn it. */
 #include "../test.h"
 #include "core/near.h"
 
@@ -31,10 +31,12 @@ int main(void)
     CHECK(near_run(&nr, E, 4000, 5000) == E);
     CHECK(near_run(&nr, E, 4000, 5000) == 0);
     CHECK(near_run(&nr, CYCLE - 2 * E, 4000, 5000) == CYCLE - 2 * E);
-    /* Far: the rendezvous costs less; the next cycle turns. */
+    /* Far: the rendezvous costs less; the next cycle turns (its medians over the two cycles). */
     CHECK(near_run(&nr, CYCLE, 5600, 4600) == E);
     CHECK(near_run(&nr, 10 * CYCLE, 5600, 4600) == 10 * E);
-    /* And back. */
+    /* And back: the cycle after the move still weighs the one before (one far cycle is no
+     * reason to turn); the next turns. */
+    CHECK(near_run(&nr, CYCLE, 3000, 4600) == E);
     CHECK(near_run(&nr, 3 * CYCLE, 3000, 4600) == 3 * (CYCLE - E));
     /* A pause of the program (1 s) in each epoch, and a stray fast rendezvous: the medians
      * stand. */
