@@ -293,10 +293,11 @@ unsigned long long proc_start_time(long pid, char *state)
     buf[n] = '\0';
     /* after the command name, which may hold spaces and parentheses: from the last ')' */
     char *p = strrchr(buf, ')');
-    if (p == NULL || sscanf(p + 2,
-                            "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-                            "%*d %*d %*d %*d %llu",
-                            &c, &st) != 2)
+    if (p == NULL || p[1] == '\0' ||
+        sscanf(p + 2,
+               "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+               "%*d %*d %*d %*d %llu",
+               &c, &st) != 2)
         st = 0;
     if (state != NULL)
         *state = c;
