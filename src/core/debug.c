@@ -105,13 +105,14 @@ void csni_debug_open(const struct csni_proc *p)
                    (unsigned long long)(t->spin_ns / 1000), t->cpu_share, t->ncpu,
                    (unsigned long long)(t->polite_spin_ns / 1000),
                    (unsigned long long)(t->nap_ns / 1000000));
-    if (t->use_shm)
-        debug_line(p, "shm doorbells: %s",
-                   t->shm_membarrier
-                       ? "a sender leaves out its fence, a sleeper runs membarrier instead (where "
-                         "the kernel has it)"
-                       : "a fence on both sides (CSN_SHM_MEMBARRIER=0, or more than 4 ranks a CPU, "
-                         "or forked)");
+    if (t->use_shm && t->shm_membarrier)
+        debug_line(p, "shm doorbells: a sender leaves out its fence, a sleeper runs membarrier "
+                      "instead (where the kernel has it)");
+    else if (t->use_shm)
+        debug_line(p,
+                   "shm doorbells: a fence on both sides (CSN_SHM_MEMBARRIER=0, or more than %d "
+                   "ranks a CPU, or forked)",
+                   CSNI_MEMBARRIER_SHARE);
     debug_line(p, "locks: %s",
                t->lock_bias ? "biased (a transport or writer lock one thread keeps taking is "
                               "taken without an atomic instruction)"

@@ -168,6 +168,18 @@ static struct csni_sendreq *match_push(struct csni_peer *pp, struct csni_op *op,
     return sr;
 }
 
+/* The clock of the Near choice's intervals: the TSC where there is one (clock_gettime on every
+ * such transmit cost a pulled 8 KiB half round trip 0.95x where rdtsc left it at 1.00x, 10
+ * rounds each, BENCHMARKS.md, issue 19). */
+static inline uint64_t match_near_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return csni_now_ns();
+#endif
+}
+
 /* Near: a blocking transmit waits for its message anyway, and eager it is done once in the
  * ring, where a rendezvous waits for the receiver's pull and answer; but two copies through
  * the ring cost more than one pull where the CPUs share no cache (BENCHMARKS.md, issue 19),
@@ -175,7 +187,7 @@ static struct csni_sendreq *match_push(struct csni_peer *pp, struct csni_op *op,
  * costs less on its connection now, as timed there (core/near.h). */
 static bool match_near(const struct csni_proc *p, struct csni_conn *c, size_t len)
 {
-    return len <= p->tun.shm_eager_near && csni_near_eager(&c->near, csni_near_now());
+    return len <= p->tun.shm_eager_near && csni_near_eager(&c->near, match_near_now());
 }
 
 /* Sends op to pp, whose transport dst is known to exist. own: the calling thread posted op

@@ -26,32 +26,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
-
-/* The clock of the intervals, in units only compared with each other: the TSC where there is
- * one; clock_gettime on every such transmit cost 8 KiB latency 6 % (a pulled 8 KiB half round
- * trip 0.95x with it where rdtsc left 1.00x, 10 rounds each). */
-static inline uint64_t csni_near_now(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-#endif
-}
 
 #define CSNI_NEAR_EPOCH 8
 #define CSNI_NEAR_CYCLE 256
 
 struct csni_near {
-    _Atomic uint64_t last_at; /* when the last such transmit started (0: none yet) */
-    _Atomic uint32_t step;    /* the next transmit's place in the cycle */
-    _Atomic uint32_t parity;  /* where this cycle's times go: t[parity] */
-    _Atomic uint32_t eager;   /* the way chosen for the rest of the cycle (1: eager) */
-    /* The timed transmits of this cycle and the one before (csni_near_now units): [parity][0,
-     * EPOCH) eager, [parity][EPOCH, 2 x EPOCH) rendezvous (a cycle not yet run: zeros, as for
+    _Atomic uint64_t last_at; /* when the last such transmit started */
+    /* The next transmit's place in two cycles: [0, CYCLE) the first, [CYCLE, 2 x CYCLE) the
+     * second; the cycle's times go to t[step / CYCLE]. */
+    _Atomic uint32_t step;
+    _Atomic uint32_t eager; /* the way chosen for the rest of the cycle (1: eager) */
+    /* The timed transmits of this cycle and the one before (the caller's clock units): [c][0,
+     * EPOCH) eager, [c][EPOCH, 2 x EPOCH) rendezvous (a cycle not yet run: zeros, as for
      * either way). */
     _Atomic uint32_t t[2][2 * CSNI_NEAR_EPOCH];
 };
@@ -74,15 +60,16 @@ static inline uint32_t csni_near_median(const struct csni_near *nr, int off)
     return v[n / 2];
 }
 
-/* A transmit starts at now (csni_near_now): whether it goes eager (true) or as a rendezvous. */
+/* A transmit starts at now (a clock whose units are only compared with each other): whether
+ * it goes eager (true) or as a rendezvous. */
 static inline bool csni_near_eager(struct csni_near *nr, uint64_t now)
 {
-    uint32_t s = atomic_load_explicit(&nr->step, memory_order_relaxed);
-    uint64_t last = atomic_load_explicit(&nr->last_at, memory_order_relaxed);
-    uint32_t c = atomic_load_explicit(&nr->parity, memory_order_relaxed) & 1;
+    uint32_t step = atomic_load_explicit(&nr->step, memory_order_relaxed);
+    uint32_t c = step / CSNI_NEAR_CYCLE & 1, s = step % CSNI_NEAR_CYCLE;
     if (s >= 1 && s <= 2 * CSNI_NEAR_EPOCH) {
         /* The cycle's transmit s - 1, timed. */
-        uint64_t d = last != 0 && now > last ? now - last : UINT32_MAX;
+        uint64_t last = atomic_load_explicit(&nr->last_at, memory_order_relaxed);
+        uint64_t d = now > last ? now - last : UINT32_MAX;
         atomic_store_explicit(&nr->t[c][s - 1], d > UINT32_MAX ? UINT32_MAX : (uint32_t)d,
                               memory_order_relaxed);
     }
@@ -98,11 +85,7 @@ static inline bool csni_near_eager(struct csni_near *nr, uint64_t now)
                                   memory_order_relaxed);
         eager = atomic_load_explicit(&nr->eager, memory_order_relaxed);
     }
-    if (s + 1 >= CSNI_NEAR_CYCLE) {
-        s = (uint32_t)-1;
-        atomic_store_explicit(&nr->parity, c ^ 1, memory_order_relaxed);
-    }
-    atomic_store_explicit(&nr->step, s + 1, memory_order_relaxed);
+    atomic_store_explicit(&nr->step, (step + 1) % (2 * CSNI_NEAR_CYCLE), memory_order_relaxed);
     atomic_store_explicit(&nr->last_at, now, memory_order_relaxed);
     return eager;
 }

@@ -140,17 +140,16 @@ static csn_status proc_tunables(struct csni_tun *tun, const struct csni_boot *b)
 }
 
 /* CSN_SHM_MEMBARRIER's default. Off where ranks far outnumber CPUs (more than
- * PROC_MEMBARRIER_SHARE a CPU) or a process forked from a rank may share them: there nearly
+ * CSNI_MEMBARRIER_SHARE a CPU) or a process forked from a rank may share them: there nearly
  * every wait sleeps, and a sleep's membarrier costs more than the fences it saves (start-up of
  * 256-1024 ranks on 2 CPUs 10-15 % slower, BENCHMARKS.md). A few ranks a CPU (nettest's 4 on
  * 2) wait in polite spins that seldom end in a sleep (55 membarriers in a 4.5 s nettest run),
  * and the fence per message is the sender's wait for its record's lines to reach the other
  * CPU's cache: nettest 1-16 KiB rows 1.06-1.40x without it where the vCPUs sat apart, 64 KiB-1
  * MiB 0.96-1.12x (BENCHMARKS.md, issue 19). */
-#define PROC_MEMBARRIER_SHARE 4
 static bool proc_membarrier_default(const struct csni_tun *tun)
 {
-    return !proc_forked && tun->cpu_share <= PROC_MEMBARRIER_SHARE * (uint32_t)tun->ncpu;
+    return !proc_forked && tun->cpu_share <= CSNI_MEMBARRIER_SHARE * (uint32_t)tun->ncpu;
 }
 
 static int proc_hexval(char c)

@@ -23,6 +23,9 @@
 /* CSN_SHM_PULL's "never" (csni_tun.pull_min): no message is this long. */
 #define CSNI_PULL_NEVER ((uint64_t)1 << 48)
 
+/* CSN_SHM_MEMBARRIER is on by default up to this many ranks a CPU (core/proc.c). */
+#define CSNI_MEMBARRIER_SHARE 4
+
 struct csni_tun {
     uint64_t lookup_timeout_ms;
     size_t eager_max;
