@@ -13,12 +13,17 @@
  * a transmit's cost is the time from its start to the start of the next such transmit on the
  * connection: in a ping-pong the round trip, in a stream the rate. Compared one by one,
  * alternating, these were as noisy as the difference (the peer's own choice and the program's
- * pauses fall in them), so the choice works in cycles of CSNI_NEAR_CYCLE transmits: the first
+ * pauses fall in them), so the choice works in cycles (see below for their length): the first
  * CSNI_NEAR_EPOCH go eager, the next as many as rendezvous, and the rest the way whose median
  * time over this cycle and the one before was the lower (with one cycle's medians, 15-40 % of
- * the cycles of a loaded run chose eager where rendezvous was faster). The fields are hints that
- * any sender writes without a lock: senders racing on them may send one more or one less of either
- * kind, or time one interval wrongly. */
+ * the cycles of a loaded run chose eager where rendezvous was faster). Probing costs more than
+ * its 8 slow transmits (session 45, vCPUs apart, cycles of 256: always pulled took 0.87-0.93x
+ * the time of the choice at 8-16 KiB; cycles of 4096 0.96x and 0.84x the time of those of 256),
+ * so a cycle that keeps the way of the one before runs twice as long as that one, up to
+ * CSNI_NEAR_CYCLE_MAX, and one that turns runs CSNI_NEAR_CYCLE (always pulled then 0.99-1.07x):
+ * a move of the vCPUs is seen within two cycles of at most that many transmits. The fields are
+ * hints that any sender writes without a lock: senders racing on them may send one more or one
+ * less of either kind, or time one interval wrongly. */
 #ifndef CSNI_NEAR_H
 #define CSNI_NEAR_H
 
@@ -29,13 +34,14 @@
 
 #define CSNI_NEAR_EPOCH 8
 #define CSNI_NEAR_CYCLE 256
+#define CSNI_NEAR_CYCLE_MAX 16384
 
 struct csni_near {
     _Atomic uint64_t last_at; /* when the last such transmit started */
-    /* The next transmit's place in two cycles: [0, CYCLE) the first, [CYCLE, 2 x CYCLE) the
-     * second; the cycle's times go to t[step / CYCLE]. */
-    _Atomic uint32_t step;
-    _Atomic uint32_t eager; /* the way chosen for the rest of the cycle (1: eager) */
+    _Atomic uint32_t step;    /* the next transmit's place in its cycle */
+    _Atomic uint32_t len;     /* the cycle's length (0: CSNI_NEAR_CYCLE) */
+    _Atomic uint32_t cycles;  /* cycles begun: the cycle's times go to t[cycles % 2] */
+    _Atomic uint32_t eager;   /* the way chosen for the rest of the cycle (1: eager) */
     /* The timed transmits of this cycle and the one before (the caller's clock units): [c][0,
      * EPOCH) eager, [c][EPOCH, 2 x EPOCH) rendezvous (a cycle not yet run: zeros, as for
      * either way). */
@@ -64,8 +70,11 @@ static inline uint32_t csni_near_median(const struct csni_near *nr, int off)
  * it goes eager (true) or as a rendezvous. */
 static inline bool csni_near_eager(struct csni_near *nr, uint64_t now)
 {
-    uint32_t step = atomic_load_explicit(&nr->step, memory_order_relaxed);
-    uint32_t c = step / CSNI_NEAR_CYCLE & 1, s = step % CSNI_NEAR_CYCLE;
+    uint32_t s = atomic_load_explicit(&nr->step, memory_order_relaxed);
+    uint32_t len = atomic_load_explicit(&nr->len, memory_order_relaxed);
+    uint32_t cycles = atomic_load_explicit(&nr->cycles, memory_order_relaxed), c = cycles % 2;
+    if (len == 0)
+        len = CSNI_NEAR_CYCLE;
     if (s >= 1 && s <= 2 * CSNI_NEAR_EPOCH) {
         /* The cycle's transmit s - 1, timed. */
         uint64_t last = atomic_load_explicit(&nr->last_at, memory_order_relaxed);
@@ -79,13 +88,23 @@ static inline bool csni_near_eager(struct csni_near *nr, uint64_t now)
     } else if (s < 2 * CSNI_NEAR_EPOCH) {
         eager = false;
     } else {
-        if (s == 2 * CSNI_NEAR_EPOCH)
-            atomic_store_explicit(&nr->eager,
-                                  csni_near_median(nr, 0) <= csni_near_median(nr, CSNI_NEAR_EPOCH),
-                                  memory_order_relaxed);
         eager = atomic_load_explicit(&nr->eager, memory_order_relaxed);
+        if (s == 2 * CSNI_NEAR_EPOCH) {
+            bool was = eager;
+            eager = csni_near_median(nr, 0) <= csni_near_median(nr, CSNI_NEAR_EPOCH);
+            atomic_store_explicit(&nr->eager, eager, memory_order_relaxed);
+            if (cycles == 0 || eager != was)
+                len = CSNI_NEAR_CYCLE;
+            else if (len < CSNI_NEAR_CYCLE_MAX)
+                len *= 2;
+            atomic_store_explicit(&nr->len, len, memory_order_relaxed);
+        }
     }
-    atomic_store_explicit(&nr->step, (step + 1) % (2 * CSNI_NEAR_CYCLE), memory_order_relaxed);
+    if (++s >= len) { /* >=: a racing sender may have shortened it */
+        s = 0;
+        atomic_store_explicit(&nr->cycles, cycles + 1, memory_order_relaxed);
+    }
+    atomic_store_explicit(&nr->step, s, memory_order_relaxed);
     atomic_store_explicit(&nr->last_at, now, memory_order_relaxed);
     return eager;
 }
