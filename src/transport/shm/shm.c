@@ -596,16 +596,6 @@ ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n)
     return shm_ring_put(s, iov, n, false);
 }
 
-/* The frame header of an EAGER record at d: a short one's word of ids, or the whole frame
- * header as five words built in registers (csni_frame_put says why). */
-static inline void shm_put_frame(uint8_t *d, bool short_rec, uint64_t dst, uint64_t src, size_t len)
-{
-    if (short_rec)
-        csni_frame_put_short(d, (uint32_t)dst, (uint32_t)src);
-    else
-        csni_frame_put_eager(d, (uint32_t)dst, (uint32_t)src, len);
-}
-
 bool csni_shm_write_eager(struct csni_shm *s, uint64_t dst, uint64_t src, const void *payload,
                           size_t len)
 {
@@ -624,19 +614,25 @@ bool csni_shm_write_eager(struct csni_shm *s, uint64_t dst, uint64_t src, const 
         return shm_ring_put(s, iov, len ? 2 : 1, true) >= 0;
     }
     uint8_t *d = r->data + at + 8 + pad;
-    /* A short record where it takes a line less ("Short records"); the room asked for above,
-     * for the whole frame, is more than it needs. */
-    bool short_rec = 8u + CSNI_SHORT_SIZE + len + SHM_LINE <= rec && pad == 0 && !s->whole_frames;
-    uint64_t hdr = short_rec ? CSNI_SHORT_SIZE : SHM_FRAME_SIZE;
-    /* Up to SHM_HEAD_LAST bytes the frame header goes in after the payload, just before the
-     * header word in its line ("Header last"). */
-    bool head_last = len <= SHM_HEAD_LAST;
-    if (!head_last)
-        shm_put_frame(d, short_rec, dst, src, len);
-    csni_copy(d + hdr, payload, len);
-    if (head_last)
-        shm_put_frame(d, short_rec, dst, src, len);
-    shm_publish(s, r, tail, 0, short_rec ? SHM_SHORT_TOP : pad, hdr + len);
+    uint64_t top = pad, hdr = SHM_FRAME_SIZE;
+    /* The frame header goes in as words built in registers (csni_frame_put says why): up to
+     * SHM_HEAD_LAST bytes after the payload, just before the header word in its line, beyond
+     * before it ("Header last"). */
+    if (len > SHM_HEAD_LAST) {
+        csni_frame_put_eager(d, (uint32_t)dst, (uint32_t)src, len);
+        csni_copy(d + hdr, payload, len);
+    } else if (8u + CSNI_SHORT_SIZE + len + SHM_LINE <= rec && pad == 0 && !s->whole_frames) {
+        /* A short record, where it takes a line less ("Short records"); the room asked for
+         * above, for the whole frame, is more than it needs. */
+        top = SHM_SHORT_TOP;
+        hdr = CSNI_SHORT_SIZE;
+        csni_copy(d + hdr, payload, len);
+        csni_frame_put_short(d, (uint32_t)dst, (uint32_t)src);
+    } else {
+        csni_copy(d + hdr, payload, len);
+        csni_frame_put_eager(d, (uint32_t)dst, (uint32_t)src, len);
+    }
+    shm_publish(s, r, tail, 0, top, hdr + len);
     return true;
 }
 
