@@ -33,13 +33,14 @@
 #include <stdint.h>
 
 #define CSNI_NEAR_EPOCH 8
-#define CSNI_NEAR_CYCLE 256
-#define CSNI_NEAR_CYCLE_MAX 16384
+#define CSNI_NEAR_CYCLE 256u
+#define CSNI_NEAR_DOUBLINGS 6u /* the longest cycle: CSNI_NEAR_CYCLE << 6, 16384 */
+#define CSNI_NEAR_CYCLE_MAX (CSNI_NEAR_CYCLE << CSNI_NEAR_DOUBLINGS)
 
 struct csni_near {
     _Atomic uint64_t last_at; /* when the last such transmit started */
     _Atomic uint32_t step;    /* the next transmit's place in its cycle */
-    _Atomic uint32_t len;     /* the cycle's length (0: CSNI_NEAR_CYCLE) */
+    _Atomic uint32_t doubled; /* the cycle is CSNI_NEAR_CYCLE << doubled transmits long */
     _Atomic uint32_t cycles;  /* cycles begun: the cycle's times go to t[cycles % 2] */
     _Atomic uint32_t eager;   /* the way chosen for the rest of the cycle (1: eager) */
     /* The timed transmits of this cycle and the one before (the caller's clock units): [c][0,
@@ -71,10 +72,8 @@ static inline uint32_t csni_near_median(const struct csni_near *nr, int off)
 static inline bool csni_near_eager(struct csni_near *nr, uint64_t now)
 {
     uint32_t s = atomic_load_explicit(&nr->step, memory_order_relaxed);
-    uint32_t len = atomic_load_explicit(&nr->len, memory_order_relaxed);
+    uint32_t doubled = atomic_load_explicit(&nr->doubled, memory_order_relaxed);
     uint32_t cycles = atomic_load_explicit(&nr->cycles, memory_order_relaxed), c = cycles % 2;
-    if (len == 0)
-        len = CSNI_NEAR_CYCLE;
     if (s >= 1 && s <= 2 * CSNI_NEAR_EPOCH) {
         /* The cycle's transmit s - 1, timed. */
         uint64_t last = atomic_load_explicit(&nr->last_at, memory_order_relaxed);
@@ -94,13 +93,13 @@ static inline bool csni_near_eager(struct csni_near *nr, uint64_t now)
             eager = csni_near_median(nr, 0) <= csni_near_median(nr, CSNI_NEAR_EPOCH);
             atomic_store_explicit(&nr->eager, eager, memory_order_relaxed);
             if (cycles == 0 || eager != was)
-                len = CSNI_NEAR_CYCLE;
-            else if (len < CSNI_NEAR_CYCLE_MAX)
-                len *= 2;
-            atomic_store_explicit(&nr->len, len, memory_order_relaxed);
+                doubled = 0;
+            else if (doubled < CSNI_NEAR_DOUBLINGS)
+                doubled++;
+            atomic_store_explicit(&nr->doubled, doubled, memory_order_relaxed);
         }
     }
-    if (++s >= len) { /* >=: a racing sender may have shortened it */
+    if (++s >= CSNI_NEAR_CYCLE << doubled) { /* >=: a racing sender may have shortened it */
         s = 0;
         atomic_store_explicit(&nr->cycles, cycles + 1, memory_order_relaxed);
     }

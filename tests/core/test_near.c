@@ -9,8 +9,8 @@
 #include "core/near.h"
 
 #define E CSNI_NEAR_EPOCH
-#define CYCLE CSNI_NEAR_CYCLE
-#define MAX CSNI_NEAR_CYCLE_MAX
+#define CYCLE ((int)CSNI_NEAR_CYCLE)
+#define MAX ((int)CSNI_NEAR_CYCLE_MAX)
 
 static uint64_t now = 1000000;
 
