@@ -8,8 +8,9 @@
 #           NAME=mpi:BUILD_DIR              that build's pingpong-mpi under mpirun.openmpi, or
 #           NAME=ring:BUILD_DIR[,VAR=VALUE...]  that build's ring-stream (its shared-memory ring
 #           alone, no library around it; --test bw only), e.g. r16=ring:build,CSN_SHM_RING=16K,
-#           or NAME=floor:BUILD_DIR          that build's cma-floor (the same bytes pulled with
-#           one process_vm_readv per message, no library; --test bw, bibw or lat from 8 KiB).
+#           or NAME=floor:BUILD_DIR[,OPTION...]  that build's cma-floor (the same bytes pulled
+#           with one process_vm_readv per message, no library; --test bw, bibw or lat from
+#           8 KiB) with those options, e.g. free=floor:build,--free (bibw's windows run free).
 #   --rounds N    rounds (default 6); each runs every CONFIG once, in the order given (see
 #                 --rotate)
 #   --sizes LIST  pingpong --sizes (default 256K,1M,4M,16M)
@@ -67,9 +68,13 @@ for c in "${configs[@]}"; do
         [ -x "$b/bench/pingpong/pingpong-mpi" ] || die 2 "$name: $b/bench/pingpong/pingpong-mpi is not built"
         cmd="$mpirun -np 2 $b/bench/pingpong/pingpong-mpi" env=''
     elif [ "${rest#floor:}" != "$rest" ]; then
-        b=${rest#floor:}
+        b=${rest#floor:} opts=''
+        [ "${b%%,*}" = "$b" ] || { opts=$(echo "${b#*,}" | tr ',' ' '); b=${b%%,*}; }
+        for o in $opts; do
+            case $o in --*) ;; *) die 2 "$name: '$o' is not a cma-floor option (--free, --bind)" ;; esac
+        done
         [ -x "$b/bench/pingpong/cma-floor" ] || die 2 "$name: $b/bench/pingpong/cma-floor is not built"
-        cmd="$b/bench/pingpong/cma-floor" env=''
+        cmd="$b/bench/pingpong/cma-floor${opts:+ $opts}" env=''
         case $test in bw) col=2 ;; bibw) col=4 ;; lat) col=8 ;; esac
     else
         ring=''

@@ -6,8 +6,9 @@
 #                            (or: BUILD_DIR [ROUNDS])
 #   ROUNDS (default 5): rounds of  csnrun -np 2 pingpong / mpirun -np 2 pingpong-mpi / memcpy-bench
 #   / cma-floor (the bandwidth rows' bytes pulled with process_vm_readv, no library: their
-#   floor, from 64 KiB; and one way copied half by each process: the floor of csn's split
-#   copies) / copy-floor (an eager ping-pong's two copies through a shared slot, no library:
+#   floor, from 64 KiB, the payload filled and checked as pingpong's, both ways a window begun
+#   when both sides finished the one before, as pingpong's; and one way copied half by each
+#   process: the floor of csn's split copies) / copy-floor (an eager ping-pong's two copies through a shared slot, no library:
 #   the latency rows' floor up to 4 KiB) / cma-floor --test lat (a ping-pong of messages
 #   announced, pulled whole and answered, no library: the floor of a rendezvous latency at 8-64
 #   KiB), run alternately so that slow drifts of the machine hit all alike. Per size, the
@@ -45,7 +46,7 @@ set -u
 # The median, the noise line and the goal misses of the awk programs below.
 AWK_RATIOS=$(cat "$(dirname "$0")/common/ratios.awk") || { echo "shm-vs-mpi.sh: bench/common/ratios.awk is missing" >&2; exit 2; }
 usage() {
-    sed -n '4,33p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,43p' "$0" | sed 's/^# \{0,1\}//'
 }
 # The options of the other comparison scripts (--build, --rounds); the positional form stays.
 build=${BUILD:-build} ROUNDS=5 npos=0 REUSE='' REPORT='' BANDS=0.045,0.15 REMATCH=2 BIND=core
@@ -285,7 +286,7 @@ function goals(title,    i, s, x, y, fl, pf, sf, nbw, okbw, badbw, nmc, okmc, ba
     if (badlat != "" && (pf = against_floor("lat", 1, 0, "pull", "lat")) != "") printf "#     those sizes against the pulled floor (cma-floor --test lat: announced, pulled whole, answered, no library), csn/floor and MPI/floor:%s\n", pf
     if (nbi) printf "#   bidirectional 64K..: csn/MPI >= 1.0 at %d of %d sizes%s\n", okbi, nbi, badbi == "" ? "" : " (not at" badbi ")"
     # Where both ways is missed: how far each library is from the copy floor (issue 19, item 5).
-    if (nfloor && badbi != "" && (fl = against_floor("bibw", 0, 65536, "floor", "bibw")) != "") printf "#     those sizes against the copy floor (cma-floor), csn/MPI:%s\n", fl
+    if (nfloor && badbi != "" && (fl = against_floor("bibw", 0, 65536, "floor", "bibw")) != "") printf "#     those sizes against the copy floor (cma-floor), csn/floor and MPI/floor:%s\n", fl
 }
 function f(x, fmt) { return x == "" ? "-" : sprintf(fmt, x) }
 FILENAME ~ /line\.txt$/ { if ($1 ~ /^[0-9]+$/) { rcls[$1] = place(); ncls[rcls[$1]]++ } next }
@@ -315,7 +316,7 @@ END {
             f(med("csn", "bibw", s), "%.0f"), f(med("mpi", "bibw", s), "%.0f"), f(ratio("csn", "bibw", "mpi", "bibw", s), "%.2f"),
             f(med("floor", "bibw", s), "%.0f"), f(ratio("csn", "bibw", "floor", "bibw", s), "%.2f"), f(ratio("mpi", "bibw", "floor", "bibw", s), "%.2f")
     }
-    if (nfloor) print "# fl_bibw: cma-floor, the same bytes both ways pulled with one process_vm_readv per message, no library; c/fl, m/fl: csn, MPI against it"
+    if (nfloor) print "# fl_bibw: cma-floor, the same bytes both ways pulled with one process_vm_readv per message, a window begun when both sides finished the one before, payload filled and checked as pingpong'"'"'s, no library; c/fl, m/fl: csn, MPI against it"
     for (i = 1; i <= nsizes; i++) if ((x = med("copy", "lat", order[i])) != "") cf = cf sprintf(" %d %.3f", order[i], x)
     if (cf != "") print "# copy-floor (latency us, an eager ping-pong'"'"'s two copies through one shared slot, no library):" cf
     for (i = 1; i <= nsizes; i++) if ((x = med("pull", "lat", order[i])) != "") pl = pl sprintf(" %d %.3f", order[i], x)

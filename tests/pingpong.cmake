@@ -73,6 +73,17 @@ if(TARGET memcpy-bench)
   pp_json_test(pingpong_cma_floor_pp
                "$<TARGET_FILE:cma-floor>|--test|bw,bibw|--sizes|4K,64K|--from|64K|--samples|1|--iters|1"
                "bibw_max +iters +window\n +65536 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1 +64\n$" 1)
+  # Both ways a window at a time (3 windows a batch), the payload filled and checked (a
+  # message pulled from the wrong place or a window begun early fails the check); and the
+  # windows run free, unchecked, into one buffer.
+  pp_json_test(pingpong_cma_floor_lockstep
+               "$<TARGET_FILE:cma-floor>|--test|bw,bibw,split|--sizes|64K,1M|--window|4|--samples|2|--iters|3"
+               "payload filled and checked as pingpong's\n.*\n +65536 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +3 +4\n"
+               2)
+  pp_json_test(pingpong_cma_floor_free
+               "$<TARGET_FILE:cma-floor>|--test|bibw|--sizes|64K|--free|--no-check|--reuse-buffer|--samples|2|--iters|3"
+               "no payload check; bibw's windows run free\n.*\n +65536 +nan +nan +[0-9.]+ +[0-9.]+ +3 +64\n"
+               1)
   # One way copied half by each process (process_vm_readv and process_vm_writev at once).
   pp_json_test(pingpong_cma_floor_split
                "$<TARGET_FILE:cma-floor>|--test|split|--sizes|64K,1M|--samples|1|--iters|1"
@@ -92,7 +103,7 @@ if(TARGET memcpy-bench)
   set_tests_properties(pingpong_cma_batch PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
   set_tests_properties(pingpong_cma_floor pingpong_cma_floor_bad pingpong_cma_floor_pp
                        pingpong_cma_floor_split pingpong_cma_floor_lat pingpong_cma_floor_pp_bad
-                       PROPERTIES TIMEOUT 60)
+                       pingpong_cma_floor_lockstep pingpong_cma_floor_free PROPERTIES TIMEOUT 60)
   # An eager ping-pong's two copies through a reused slot and through a ring (no library).
   pp_json_test(pingpong_copy_floor
                "$<TARGET_FILE:copy-floor>|--sizes|8,1K|--samples|3|--iters|200|--ring|8K"

@@ -11,17 +11,24 @@
  *   The bytes pingpong moves: per message one pull from the peer's one send buffer into the
  *   next of the window's receive buffers (one per message, as pingpong's default), medians of
  *   timed batches in MB/s (1e6 B/s), printed and written (--json) as pingpong's are, so that
- *   bench/shm-vs-mpi.sh sets the floor beside csn's and Open MPI's figures. --test split: one
+ *   bench/shm-vs-mpi.sh sets the floor beside csn's and Open MPI's figures. As pingpong, the
+ *   sources are filled before each batch and the receive buffers checked after it (untimed;
+ *   --no-check: not): a source just written is pulled at another pace than a cold one (16 MiB
+ *   both ways, 3.8 against 4.5 GB/s a direction, BENCHMARKS.md). Both ways, a window begins
+ *   when both sides have finished the one before (--free: each side goes on at once), as
+ *   pingpong's bibw posts its next window only when its last one completed. --test split: one
  *   way, each message copied by both processes at once (A pulls the first half, B writes the
  *   second into A's buffer with process_vm_writev): the floor of csn's split copies. --test
  *   lat: a ping-pong of pulled messages, each announced by a counter in shared memory, pulled
  *   whole by its receiver, whose own announcement answers it: the floor of a rendezvous
  *   ping-pong's half round trip (pingpong --test lat from CSN_SHM_EAGER up). See --help. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +64,12 @@ static const char floor_usage[] =
     "  --bind             A on the first CPU it may use, B on the second (as csnrun\n"
     "                     --bind-to core and mpirun's default place two ranks)\n"
     "  --reuse-buffer     every message of a window into one receive buffer\n"
+    "  --free             bibw: each side goes on to its next window at once (default: a\n"
+    "                     window begins when both sides have finished the one before, as\n"
+    "                     pingpong's bibw, which posts a window when its last completed)\n"
+    "  --no-check         bw, bibw, split: do not fill the source before a batch and check the\n"
+    "                     receive buffers after it (as pingpong --no-check; both untimed, but\n"
+    "                     a source just written is pulled at another pace than a cold one)\n"
     "  --batch N          N messages per process_vm_readv (default 1, at most 64): what a\n"
     "                     layer pulling several announced messages at once could "
     "reach\n" PP_COMMON_HELP "  --help             this text\n";
@@ -66,14 +79,20 @@ struct floor_sync {
     _Atomic int go;   /* phase number to start (A writes; -1: B exits) */
     _Atomic int done; /* phase number B finished */
     _Atomic int ready;
-    int mode;      /* FLOOR_BW, FLOOR_BIBW (B pulls too), FLOOR_SPLIT (B writes half), FLOOR_LAT */
-    size_t size;   /* message size */
-    int window;    /* receive buffers, used in turn */
-    int batch;     /* messages per process_vm_readv */
-    long n;        /* messages */
-    double b_secs; /* B's time, or -1 */
-    /* FLOOR_LAT: the messages A and B announced in this phase (each side writes its own and
-     * reads the other's: a line each). */
+    int mode;     /* FLOOR_BW, FLOOR_BIBW (B pulls too), FLOOR_SPLIT (B writes half), FLOOR_LAT */
+    size_t size;  /* message size */
+    int window;   /* receive buffers, used in turn */
+    int batch;    /* messages per process_vm_readv */
+    long n;       /* messages */
+    int lockstep; /* FLOOR_BIBW: messages per window, each window begun by both sides at once
+                   * (floor_window); 0: the windows run free */
+    int check;    /* senders fill their source before a phase, receivers check after it */
+    _Atomic int filled; /* phase number whose source B has filled */
+    double b_secs;      /* B's time, or -1 */
+    long b_bad;         /* B's check: the first wrong byte of its receive buffers, or -1 */
+    /* FLOOR_LAT: the messages A and B announced in this phase; FLOOR_BIBW in lockstep: the
+     * windows each side finished (each side writes its own and reads the other's: a line
+     * each). */
     struct {
         _Alignas(64) _Atomic long n;
     } sent[2];
@@ -88,31 +107,55 @@ static size_t floor_split_at(size_t size)
     return size / 2 & ~(size_t)4095;
 }
 
+/* Side me has finished w windows: tells the other side and waits until it has too (s in
+ * lockstep). Returns 0, or -1 when pid is gone or announced a failure. */
+static int floor_window(struct floor_sync *s, int me, pid_t pid, long w)
+{
+    atomic_store_explicit(&s->sent[me].n, w, memory_order_release);
+    long peer;
+    for (unsigned spin = 1;
+         (peer = atomic_load_explicit(&s->sent[1 - me].n, memory_order_acquire)) < w; spin++)
+        if ((spin & 0xfffff) == 0 && kill(pid, 0) != 0)
+            return -1;
+    return peer == LONG_MAX ? -1 : 0;
+}
+
 /* Copies bytes [from, from + len) of n messages of size bytes between pid's src and the next
- * of window buffers from dst on (both at the same addresses in both processes): pulled with
+ * of cycle buffers from dst on (both at the same addresses in both processes): pulled with
  * process_vm_readv into our dst, or (write) from our src into pid's dst with
  * process_vm_writev; batch messages per call (a short count goes on from the byte it stopped
- * at). Returns seconds, or -1. */
+ * at). With s (side me) in lockstep, every window of s->lockstep messages ends with
+ * floor_window: a window begins when both sides have finished the one before, as pingpong's
+ * bibw posts its next window only when its last completed (its receives pulled, and its sends
+ * pulled by the peer). A failure is announced there (LONG_MAX), so that the peer does not
+ * wait for it. Returns seconds, or -1. */
 static double floor_copy(pid_t pid, unsigned char *dst, const unsigned char *src, size_t size,
-                         size_t from, size_t len, int window, int batch, long n, int write)
+                         size_t from, size_t len, int cycle, int batch, long n, int write,
+                         struct floor_sync *s, int me)
 {
     struct iovec l[FLOOR_BATCH_MAX], r[FLOOR_BATCH_MAX];
+    bool lock = s != NULL && s->lockstep > 0;
+    long per = lock ? s->lockstep : n; /* messages a window */
     double t0 = pp_now();
     long i = 0;    /* the message the next call starts in */
     size_t at = 0; /* and the byte of its part */
     while (i < n && len > 0) {
         int k = 0;
-        for (long j = i; j < n && k < batch; j++, k++) {
+        long end = (i / per + 1) * per; /* a call stays within its window */
+        for (long j = i; j < n && j < end && k < batch; j++, k++) {
             size_t off = from + (j == i ? at : 0);
-            void *d = dst + (size_t)(j % window) * size + off, *sp = (void *)(src + off);
+            void *d = dst + (size_t)(j % cycle) * size + off, *sp = (void *)(src + off);
             l[k].iov_base = write ? sp : d;
             r[k].iov_base = write ? d : sp;
             l[k].iov_len = r[k].iov_len = len - (j == i ? at : 0);
         }
         ssize_t got = write ? process_vm_writev(pid, l, (unsigned long)k, r, (unsigned long)k, 0)
                             : process_vm_readv(pid, l, (unsigned long)k, r, (unsigned long)k, 0);
-        if (got <= 0)
+        if (got <= 0) {
+            if (lock)
+                atomic_store_explicit(&s->sent[me].n, LONG_MAX, memory_order_release);
             return -1.0;
+        }
         for (size_t left = (size_t)got; left > 0;) {
             size_t step = len - at < left ? len - at : left;
             left -= step;
@@ -122,6 +165,8 @@ static double floor_copy(pid_t pid, unsigned char *dst, const unsigned char *src
                 at = 0;
             }
         }
+        if (lock && at == 0 && i % per == 0 && floor_window(s, me, pid, i / per) != 0)
+            return -1.0;
     }
     return pp_now() - t0;
 }
@@ -150,8 +195,27 @@ static double floor_pingpong(struct floor_sync *s, int me, pid_t pid, unsigned c
     return bad ? -1.0 : pp_now() - t0;
 }
 
+/* The payload of side's (0: A, 1: B) source in phase. */
+static uint64_t floor_seed(int phase, int side)
+{
+    return 2 * (uint64_t)phase + (uint64_t)side + 1;
+}
+
+/* Checks the first nbuf of the receive buffers from dst on against the sender's payload:
+ * the first wrong byte (counted from dst), or -1. */
+static long floor_check(const unsigned char *dst, size_t size, long nbuf, uint64_t seed)
+{
+    for (long b = 0; b < nbuf; b++) {
+        size_t bad = pp_check(dst + (size_t)b * size, size, seed);
+        if (bad != (size_t)-1)
+            return (long)((size_t)b * size + bad);
+    }
+    return -1;
+}
+
 /* B: its own copies of the buffers (touched: copy-on-write pages become its own), then the
- * phases A asks for, until go is -1. */
+ * phases A asks for, until go is -1. With s->check, as pingpong: the source is filled before
+ * the phase (then filled says so), the receive buffers are checked after it, both untimed. */
 static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, size_t srclen,
                         unsigned char *dst, size_t dstlen)
 {
@@ -164,14 +228,21 @@ static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, 
             ;
         if (g < 0)
             _exit(0);
+        if (s->check && s->mode != FLOOR_LAT)
+            pp_fill(src, s->size, floor_seed(phase, 1));
+        atomic_store(&s->filled, phase);
         size_t half = floor_split_at(s->size);
-        s->b_secs =
-            s->mode == FLOOR_LAT ? floor_pingpong(s, 1, parent, dst, src, s->size, s->n)
-            : s->mode == FLOOR_BIBW
-                ? floor_copy(parent, dst, src, s->size, 0, s->size, s->window, s->batch, s->n, 0)
-            : s->mode == FLOOR_SPLIT ? floor_copy(parent, dst, src, s->size, half, s->size - half,
-                                                  s->window, s->batch, s->n, 1)
-                                     : 0.0;
+        s->b_secs = s->mode == FLOOR_LAT    ? floor_pingpong(s, 1, parent, dst, src, s->size, s->n)
+                    : s->mode == FLOOR_BIBW ? floor_copy(parent, dst, src, s->size, 0, s->size,
+                                                         s->window, s->batch, s->n, 0, s, 1)
+                    : s->mode == FLOOR_SPLIT
+                        ? floor_copy(parent, dst, src, s->size, half, s->size - half, s->window,
+                                     s->batch, s->n, 1, NULL, 1)
+                        : 0.0;
+        long nbuf = s->n < s->window ? s->n : s->window;
+        s->b_bad = s->check && s->mode == FLOOR_BIBW && s->b_secs >= 0
+                       ? floor_check(dst, s->size, nbuf, floor_seed(phase, 0))
+                       : -1;
         atomic_store(&s->done, phase);
     }
 }
@@ -180,9 +251,10 @@ static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, 
  * each message, B writes the rest; FLOOR_LAT: n round trips) and returns the bytes per second
  * delivered (FLOOR_LAT: the seconds of a half round trip), or -1 after a failed copy. */
 static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src, unsigned char *dst,
-                          size_t size, int window, int batch, long n, int mode)
+                          size_t size, int window, int batch, long n, int mode, int lockstep)
 {
     s->mode = mode;
+    s->lockstep = mode == FLOOR_BIBW ? lockstep : 0;
     s->size = size;
     s->window = window;
     s->batch = batch;
@@ -190,11 +262,18 @@ static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src,
     atomic_store(&s->sent[0].n, 0);
     atomic_store(&s->sent[1].n, 0);
     int phase = atomic_load(&s->go) + 1;
+    if (s->check && mode == FLOOR_BIBW)
+        pp_fill(src, size, floor_seed(phase, 0));
     atomic_store(&s->go, phase); /* seq_cst: B reads the fields above after it sees this */
+    for (unsigned spin = 1; atomic_load(&s->filled) < phase; spin++)
+        if ((spin & 0xfffff) == 0 && waitpid(child, NULL, WNOHANG) == child) {
+            fprintf(stderr, "cma-floor: the second process ended before a phase\n");
+            return -1.0;
+        }
     double t = mode == FLOOR_LAT ? floor_pingpong(s, 0, child, dst, src, size, n)
                                  : floor_copy(child, dst, src, size, 0,
                                               mode == FLOOR_SPLIT ? floor_split_at(size) : size,
-                                              window, batch, n, 0);
+                                              window, batch, n, 0, s, 0);
     for (unsigned spin = 1; atomic_load(&s->done) < phase; spin++)
         if ((spin & 0xfffff) == 0 && waitpid(child, NULL, WNOHANG) == child) {
             fprintf(stderr, "cma-floor: the second process ended in the middle of a phase\n");
@@ -202,6 +281,14 @@ static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src,
         }
     if (t < 0 || s->b_secs < 0) {
         fprintf(stderr, "cma-floor: process_vm_readv failed: %s\n", strerror(errno));
+        return -1.0;
+    }
+    long nbuf = n < window ? n : window;
+    long bad =
+        s->check && mode != FLOOR_LAT ? floor_check(dst, size, nbuf, floor_seed(phase, 1)) : -1;
+    if (bad >= 0 || s->b_bad >= 0) {
+        fprintf(stderr, "cma-floor: payload mismatch: size %zu, %s's byte %ld of its buffers\n",
+                size, bad >= 0 ? "A" : "B", bad >= 0 ? bad : s->b_bad);
         return -1.0;
     }
     double bytes = (double)size * (double)n, slower = t > s->b_secs ? t : s->b_secs;
@@ -218,6 +305,8 @@ struct floor_opts {
     int bind;
     int reuse; /* every message of a window into one buffer (--reuse-buffer) */
     int batch; /* messages per process_vm_readv (--batch) */
+    int free;  /* bibw: the windows run free, not in lockstep (--free) */
+    int check; /* fill and check the payload, as pingpong does (--no-check: not) */
 };
 
 static const char *const floor_test_name[FLOOR_MODES] = {"bw", "bibw", "split", "lat"};
@@ -247,6 +336,7 @@ static int floor_parse(int argc, char **argv, struct floor_opts *o)
     pp_common_defaults(&o->c);
     o->from = 1;
     o->batch = 1;
+    o->check = 1;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int r = pp_common_arg(argc, argv, &i, &o->c, "cma-floor");
@@ -262,6 +352,10 @@ static int floor_parse(int argc, char **argv, struct floor_opts *o)
             o->bind = 1;
         } else if (strcmp(argv[i], "--reuse-buffer") == 0) {
             o->reuse = 1;
+        } else if (strcmp(argv[i], "--free") == 0) {
+            o->free = 1;
+        } else if (strcmp(argv[i], "--no-check") == 0) {
+            o->check = 0;
         } else if ((r = pp_opt(argc, argv, &i, "--test", &v)) != 0) {
             if (r < 0 || floor_tests_parse(v, o) != 0) {
                 fprintf(stderr,
@@ -315,7 +409,7 @@ static long floor_lat(struct floor_sync *s, pid_t child, unsigned char *src, uns
 {
     long n = o->c.iters, n0 = (long)(((size_t)4 << 20) / size);
     n0 = n0 < 1 ? 1 : n0 > 1000 ? 1000 : n0;
-    double t = floor_phase(s, child, src, dst, size, 1, 1, n ? n : n0, FLOOR_LAT);
+    double t = floor_phase(s, child, src, dst, size, 1, 1, n ? n : n0, FLOOR_LAT, 0);
     if (t < 0)
         return -1;
     if (n == 0) {
@@ -324,7 +418,7 @@ static long floor_lat(struct floor_sync *s, pid_t child, unsigned char *src, uns
     }
     double v[PP_MAX_SAMPLES];
     for (int k = 0; k < o->c.samples; k++) {
-        double x = floor_phase(s, child, src, dst, size, 1, 1, n, FLOOR_LAT);
+        double x = floor_phase(s, child, src, dst, size, 1, 1, n, FLOOR_LAT, 0);
         if (x < 0)
             return -1;
         v[k] = x * 1e6;
@@ -352,11 +446,13 @@ static int floor_size(struct floor_sync *s, pid_t child, unsigned char *src, uns
         }
         long n = windows * window;
         int cycle = o->reuse ? 1 : window; /* receive buffers used in turn */
+        int lockstep = o->free ? 0 : window;
         double v[PP_MAX_SAMPLES];
-        if (floor_phase(s, child, src, dst, size, cycle, o->batch, n, m) < 0) /* warm-up */
+        if (floor_phase(s, child, src, dst, size, cycle, o->batch, n, m, lockstep) <
+            0) /* warm-up */
             return -1;
         for (int k = 0; k < o->c.samples; k++) {
-            double x = floor_phase(s, child, src, dst, size, cycle, o->batch, n, m);
+            double x = floor_phase(s, child, src, dst, size, cycle, o->batch, n, m, lockstep);
             if (x < 0)
                 return -1;
             v[k] = x / 1e6;
@@ -373,6 +469,7 @@ static int floor_tests(struct floor_sync *s, pid_t child, unsigned char *src, un
 {
     int rc = 1;
     FILE *json = NULL;
+    s->check = o->check;
     if (o->c.json != NULL && (json = fopen(o->c.json, "w")) == NULL) {
         perror(o->c.json);
         return 1;
@@ -380,10 +477,12 @@ static int floor_tests(struct floor_sync *s, pid_t child, unsigned char *src, un
     char wb[32];
     printf("# cma-floor: process_vm_readv between two processes, no library; MB/s (1e6 B/s), "
            "median and max of %d batches; window of %d messages (at most %s bytes), each into "
-           "%s receive buffer; %d message%s per call%s\n",
+           "%s receive buffer; %d message%s per call%s%s%s\n",
            o->c.samples, o->c.window, pp_size_str(o->c.window_bytes, wb, sizeof wb),
            o->reuse ? "one (--reuse-buffer)" : "its own", o->batch, o->batch > 1 ? "s" : "",
-           o->bind ? "; A and B bound to one CPU each" : "");
+           o->bind ? "; A and B bound to one CPU each" : "",
+           o->check ? "; payload filled and checked as pingpong's" : "; no payload check",
+           o->test[FLOOR_BIBW] && o->free ? "; bibw's windows run free" : "");
     printf("%10s %10s %10s %10s %10s", "size", "bw_med", "bw_max", "bibw_med", "bibw_max");
     if (o->test[FLOOR_SPLIT])
         printf(" %10s %10s", "split_med", "split_max");
@@ -465,7 +564,7 @@ static int floor_reps(struct floor_sync *s, pid_t child, unsigned char *src, uns
         for (long r = 0; r < reps; r++) {
             for (int both = 0; both < 2; both++) {
                 double x =
-                    floor_phase(s, child, src, dst, size, 1, 1, n, both ? FLOOR_BIBW : FLOOR_BW);
+                    floor_phase(s, child, src, dst, size, 1, 1, n, both ? FLOOR_BIBW : FLOOR_BW, 0);
                 if (x < 0)
                     return 1;
                 best[both] = x / 1e9 > best[both] ? x / 1e9 : best[both];
