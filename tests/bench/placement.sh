@@ -5,7 +5,7 @@
 script=$1 build=$2
 . "$(dirname "$0")/common.sh"
 # Argument errors: one line each, status 2, nothing run.
-for args in "r=ring:/nonexistent" "f=floor:/nonexistent" "--rounds 0 a=$build" "--test bw,bibw a=$build" "--far x a=$build" "a=/nonexistent" "notaconfig" "--bogus a=$build" ""; do
+for args in "r=ring:/nonexistent" "f=floor:/nonexistent" "f=floor:$build,free" "--rounds 0 a=$build" "--test bw,bibw a=$build" "--far x a=$build" "a=/nonexistent" "notaconfig" "--bogus a=$build" ""; do
     # shellcheck disable=SC2086
     refused "$script" $args
 done
@@ -42,6 +42,14 @@ for t in bibw:262144 lat:65536; do
     echo "$out" | grep -qE "^f +round 1 line-floor [0-9.]+ size +${t#*:} [0-9.]+$" ||
         fail "no numeric row for cma-floor ${t%%:*}"
 done
+# cma-floor's own options after its build: --free (bibw's windows run free), --no-check.
+out=$("$script" --rounds 1 --sizes 256K --test bibw "f=floor:$build" "free=floor:$build,--free,--no-check" 2>&1) ||
+    { echo "$out"; fail "the cma-floor run with options failed"; }
+echo "$out"
+echo "$out" | grep -qE "^free +262144 +[0-9.]+ \(1\) " || fail "no summary for cma-floor --free --no-check"
+out=$("$script" --rounds 1 --sizes 256K --test bibw "f=floor:$build,--bogus" 2>&1) &&
+    fail "a cma-floor option it does not know was not refused"
+echo "$out" | grep -q "cma-floor: unknown argument '--bogus'" || { echo "$out"; fail "the option did not reach cma-floor"; }
 # --rotate: round 2 starts with the second configuration; the ratios stay against the first.
 out=$("$script" --rounds 2 --rotate --sizes 1K --test bw "a=ring:$build" "b=ring:$build" 2>&1) ||
     { echo "$out"; fail "the --rotate run failed"; }
