@@ -107,17 +107,24 @@ static size_t floor_split_at(size_t size)
     return size / 2 & ~(size_t)4095;
 }
 
-/* Side me has finished w windows: tells the other side and waits until it has too (s in
- * lockstep). Returns 0, or -1 when pid is gone or announced a failure. */
-static int floor_window(struct floor_sync *s, int me, pid_t pid, long w)
+/* Waits until the other side's count (s->sent[1 - me]) reaches w. Returns 0, or -1 when pid
+ * is gone or the other side announced a failure (LONG_MAX). */
+static int floor_wait_peer(struct floor_sync *s, int me, pid_t pid, long w)
 {
-    atomic_store_explicit(&s->sent[me].n, w, memory_order_release);
     long peer;
     for (unsigned spin = 1;
          (peer = atomic_load_explicit(&s->sent[1 - me].n, memory_order_acquire)) < w; spin++)
         if ((spin & 0xfffff) == 0 && kill(pid, 0) != 0)
             return -1;
     return peer == LONG_MAX ? -1 : 0;
+}
+
+/* Side me has finished w windows: tells the other side and waits until it has too (s in
+ * lockstep). Returns 0 or -1 as floor_wait_peer. */
+static int floor_window(struct floor_sync *s, int me, pid_t pid, long w)
+{
+    atomic_store_explicit(&s->sent[me].n, w, memory_order_release);
+    return floor_wait_peer(s, me, pid, w);
 }
 
 /* Copies bytes [from, from + len) of n messages of size bytes between pid's src and the next
@@ -182,10 +189,8 @@ static double floor_pingpong(struct floor_sync *s, int me, pid_t pid, unsigned c
     for (long i = 1; i <= n; i++) {
         if (me == 0)
             atomic_store_explicit(&s->sent[0].n, i, memory_order_release);
-        for (unsigned spin = 1; atomic_load_explicit(&s->sent[1 - me].n, memory_order_acquire) < i;
-             spin++)
-            if ((spin & 0xfffff) == 0 && kill(pid, 0) != 0)
-                return -1.0;
+        if (floor_wait_peer(s, me, pid, i) != 0)
+            return -1.0;
         struct iovec l = {.iov_base = dst, .iov_len = size};
         struct iovec r = {.iov_base = (void *)src, .iov_len = size};
         bad |= process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)size;
@@ -201,11 +206,11 @@ static uint64_t floor_seed(int phase, int side)
     return 2 * (uint64_t)phase + (uint64_t)side + 1;
 }
 
-/* Checks the first nbuf of the receive buffers from dst on against the sender's payload:
- * the first wrong byte (counted from dst), or -1. */
-static long floor_check(const unsigned char *dst, size_t size, long nbuf, uint64_t seed)
+/* Checks the receive buffers from dst on that n messages went to, in turn through cycle of
+ * them, against the sender's payload: the first wrong byte (counted from dst), or -1. */
+static long floor_check(const unsigned char *dst, size_t size, long n, int cycle, uint64_t seed)
 {
-    for (long b = 0; b < nbuf; b++) {
+    for (long b = 0; b < n && b < cycle; b++) {
         size_t bad = pp_check(dst + (size_t)b * size, size, seed);
         if (bad != (size_t)-1)
             return (long)((size_t)b * size + bad);
@@ -239,12 +244,23 @@ static void floor_child(struct floor_sync *s, pid_t parent, unsigned char *src, 
                         ? floor_copy(parent, dst, src, s->size, half, s->size - half, s->window,
                                      s->batch, s->n, 1, NULL, 1)
                         : 0.0;
-        long nbuf = s->n < s->window ? s->n : s->window;
         s->b_bad = s->check && s->mode == FLOOR_BIBW && s->b_secs >= 0
-                       ? floor_check(dst, s->size, nbuf, floor_seed(phase, 0))
+                       ? floor_check(dst, s->size, s->n, s->window, floor_seed(phase, 0))
                        : -1;
         atomic_store(&s->done, phase);
     }
+}
+
+/* A: waits until B's count reaches phase. Returns 0, or -1 after a line on stderr when B
+ * ended (when: where in the phase). */
+static int floor_wait_child(pid_t child, _Atomic int *count, int phase, const char *when)
+{
+    for (unsigned spin = 1; atomic_load(count) < phase; spin++)
+        if ((spin & 0xfffff) == 0 && waitpid(child, NULL, WNOHANG) == child) {
+            fprintf(stderr, "cma-floor: the second process ended %s\n", when);
+            return -1;
+        }
+    return 0;
 }
 
 /* A: runs one phase of mode (FLOOR_BIBW: B pulls too; FLOOR_SPLIT: A pulls the first part of
@@ -265,27 +281,21 @@ static double floor_phase(struct floor_sync *s, pid_t child, unsigned char *src,
     if (s->check && mode == FLOOR_BIBW)
         pp_fill(src, size, floor_seed(phase, 0));
     atomic_store(&s->go, phase); /* seq_cst: B reads the fields above after it sees this */
-    for (unsigned spin = 1; atomic_load(&s->filled) < phase; spin++)
-        if ((spin & 0xfffff) == 0 && waitpid(child, NULL, WNOHANG) == child) {
-            fprintf(stderr, "cma-floor: the second process ended before a phase\n");
-            return -1.0;
-        }
+    if (floor_wait_child(child, &s->filled, phase, "before a phase") != 0)
+        return -1.0;
     double t = mode == FLOOR_LAT ? floor_pingpong(s, 0, child, dst, src, size, n)
                                  : floor_copy(child, dst, src, size, 0,
                                               mode == FLOOR_SPLIT ? floor_split_at(size) : size,
                                               window, batch, n, 0, s, 0);
-    for (unsigned spin = 1; atomic_load(&s->done) < phase; spin++)
-        if ((spin & 0xfffff) == 0 && waitpid(child, NULL, WNOHANG) == child) {
-            fprintf(stderr, "cma-floor: the second process ended in the middle of a phase\n");
-            return -1.0;
-        }
+    if (floor_wait_child(child, &s->done, phase, "in the middle of a phase") != 0)
+        return -1.0;
     if (t < 0 || s->b_secs < 0) {
         fprintf(stderr, "cma-floor: process_vm_readv failed: %s\n", strerror(errno));
         return -1.0;
     }
-    long nbuf = n < window ? n : window;
-    long bad =
-        s->check && mode != FLOOR_LAT ? floor_check(dst, size, nbuf, floor_seed(phase, 1)) : -1;
+    long bad = s->check && mode != FLOOR_LAT
+                   ? floor_check(dst, size, n, window, floor_seed(phase, 1))
+                   : -1;
     if (bad >= 0 || s->b_bad >= 0) {
         fprintf(stderr, "cma-floor: payload mismatch: size %zu, %s's byte %ld of its buffers\n",
                 size, bad >= 0 ? "A" : "B", bad >= 0 ? bad : s->b_bad);
