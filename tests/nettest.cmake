@@ -107,6 +107,11 @@ nt_test(barrier_bench_csn csn 60 ${CMAKE_COMMAND}
 nt_test(barrier_bench_csn_bad csn 60 ${CMAKE_COMMAND}
         "-DCMD=$<TARGET_FILE:csnrun>|-np|2|$<TARGET_FILE:barrier-bench>|0" -DRC=2
         -DERR_MATCH=usage -P ${BB_CHECK})
+# barrier-bench-lean: the same on nettest-lean's counter barrier (LEAN_NP ranks, forked).
+nt_test(barrier_bench_lean csn 60 ${CMAKE_COMMAND}
+        "-DCMD=env|LEAN_NP=3|$<TARGET_FILE:barrier-bench-lean>|50" -DRC=0
+        "-DMATCH=lean.*3 ranks, 50 barriers per batch\n+barrier_us median [0-9.]+ min [0-9.]+"
+        -P ${BB_CHECK})
 
 # nettest-floor (nettest's cells with no library): its table on 3 processes, the same
 # parameters as nettest, and bad arguments refused with one line and status 2.
@@ -135,7 +140,8 @@ nt_refused(nettest-floor $<TARGET_FILE:nettest-floor> "" "--np|1|uK" "--np|x" "u
 # nettest-lean (nettest on bench/common/comm_lean.c, no library): the seed's command with its
 # table, CSV and JSON checked; messages up to 2 KiB through shared memory and larger ones
 # pulled, every byte checked; sends completing unanswered (LEAN_ANSWER=0) still deliver every
-# byte; a corrupted byte named; bad LEAN_ variables refused in one line.
+# byte; a corrupted byte named; busy work added per message (LEAN_WORK_NS) changes no byte; bad
+# LEAN_ variables refused in one line.
 nt_test(nettest_seed_lean csn 180 sh ${NT_DIR}/run_case.sh lean 4 $<TARGET_FILE:nettest-lean> 10 6
         ${NT_SEED})
 nt_test(nettest_eager_lean csn 120 env LEAN_EAGER=2048 sh ${NT_DIR}/run_case.sh lean 3
@@ -143,13 +149,18 @@ nt_test(nettest_eager_lean csn 120 env LEAN_EAGER=2048 sh ${NT_DIR}/run_case.sh 
 nt_test(nettest_unanswered_lean csn 120 env LEAN_ANSWER=0 LEAN_EAGER=2048 sh ${NT_DIR}/run_case.sh
         lean 4 $<TARGET_FILE:nettest-lean> 4 6 uK m1 M64 K4 T20 R1 Ptotal)
 nt_test(nettest_corrupt_lean csn 60 sh ${NT_DIR}/corrupt.sh lean $<TARGET_FILE:nettest-lean>)
+nt_test(nettest_work_lean csn 60 ${CMAKE_COMMAND}
+        "-DCMD=env|LEAN_WORK_NS=2000|LEAN_EAGER=2048|LEAN_NP=3|$<TARGET_FILE:nettest-lean>|uK|m1|M4|K4|R1|T20|Ptotal"
+        -DRC=0
+        "-DMATCH=Library: lean .*LEAN_WORK_NS=2000 ns of busy work per message: [1-9][0-9]* turns\\).*payload check on.*\n4\t[0-9.]+"
+        -P ${BB_CHECK})
 # nettest-floor's and nettest-lean's ranks never sleep (they yield): run beside them, another
 # test's ranks get a time slice per message for seconds (core_harden_outsider's 8 B latency
 # 47 us against 0.12, beside nettest_seed_lean under make test). They take both CPUs.
 set_tests_properties(nettest_floor nettest_seed_lean nettest_eager_lean nettest_unanswered_lean
-                     nettest_corrupt_lean PROPERTIES PROCESSORS 2)
+                     nettest_corrupt_lean nettest_work_lean barrier_bench_lean PROPERTIES PROCESSORS 2)
 nt_refused(nettest-lean env "$<TARGET_FILE:nettest-lean>|T5" "LEAN_NP=1" "LEAN_NP=x"
-           "LEAN_EAGER=-1" "LEAN_YIELD=0" "LEAN_ANSWER=2")
+           "LEAN_EAGER=-1" "LEAN_YIELD=0" "LEAN_ANSWER=2" "LEAN_WORK_NS=-1" "LEAN_WORK_NS=2000000")
 
 # bench/nettest-configs.sh: configurations of nettest alternated, per-cell ratios (the host
 # barrier on and off; Open MPI's twin too, except in sanitizer builds: its own leaks and races

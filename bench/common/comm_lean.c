@@ -16,7 +16,8 @@
  * a bound on that work, not on the waits (BENCHMARKS.md, issue 19). A blocking send (Star's
  * leaves, the setup's collectives, whose buffers are reused at once) still waits for its
  * answer, or copies through the shared buffer. The barrier is a counter in shared memory. A
- * wait with nothing to do yields the CPU at every LEAN_YIELD-th turn (default 1). A wait that
+ * wait with nothing to do yields the CPU at every LEAN_YIELD-th turn (default 1). LEAN_WORK_NS
+ * (default 0) adds that much busy work to every send and taken receive. A wait that
  * sees nothing for BENCH_COMM_TIMEOUT seconds (default 120), or another rank's failure, ends
  * the rank. Nothing else: no headers, no matching beyond the pair's order, no progress thread,
  * no errors from peers but their failure flag. One message per pair and direction is in
@@ -60,6 +61,30 @@ static uint8_t *lean_eager_at(int from, int to)
     return lean_eager_buf + ((size_t)from * (size_t)lean_np + (size_t)to) * lean_eager;
 }
 
+/* LEAN_WORK_NS: that much busy work added to every send and every taken receive, as turns of
+ * an empty loop timed at start: how the cells answer a layer's own work per message (a library
+ * that does more than this layer, on the path every procedure waits for). */
+static unsigned long lean_work_turns;
+static long lean_work_ns;
+
+static void lean_work(void)
+{
+    for (unsigned long i = 0; i < lean_work_turns; i++)
+        __asm__ volatile("" ::: "memory");
+}
+
+/* Turns of lean_work's loop that take ns nanoseconds here (timed over a million turns). */
+static unsigned long lean_work_calibrate(long ns)
+{
+    if (ns == 0)
+        return 0;
+    lean_work_turns = 1000000;
+    double t0 = comm_wtime();
+    lean_work();
+    double per_turn = (comm_wtime() - t0) / 1e6;
+    return per_turn > 0 ? (unsigned long)((double)ns * 1e-9 / per_turn) : 0;
+}
+
 void comm_abort(int code, const char *fmt, ...)
 {
     va_list ap;
@@ -94,6 +119,8 @@ int comm_init(int *argc, char ***argv)
     lean_eager = (size_t)lean_env("LEAN_EAGER", 0, 0, LEAN_MAX_EAGER);
     lean_yield = (unsigned)lean_env("LEAN_YIELD", 1, 1, 1000);
     lean_answer = (int)lean_env("LEAN_ANSWER", 1, 0, 1);
+    lean_work_ns = lean_env("LEAN_WORK_NS", 0, 0, 1000000);
+    lean_work_turns = lean_work_calibrate(lean_work_ns);
     const char *tmo = getenv("BENCH_COMM_TIMEOUT");
     if (tmo != NULL && atof(tmo) > 0)
         lean_timeout = atof(tmo);
@@ -127,9 +154,16 @@ int comm_size(void)
 
 const char *comm_library(void)
 {
-    return lean_answer
-               ? "lean (no library: flags in shared memory, process_vm_readv)"
-               : "lean floor (no library; LEAN_ANSWER=0: non-blocking sends complete unanswered)";
+    static char name[160];
+    if (name[0] == '\0')
+        snprintf(name, sizeof name, "%s%s%.0ld%s%.0lu%s",
+                 lean_answer ? "lean (no library: flags in shared memory, process_vm_readv"
+                             : "lean floor (no library; LEAN_ANSWER=0: non-blocking sends "
+                               "complete unanswered",
+                 lean_work_ns ? "; LEAN_WORK_NS=" : "", lean_work_ns,
+                 lean_work_ns ? " ns of busy work per message: " : "", lean_work_turns,
+                 lean_work_ns ? " turns)" : ")");
+    return name;
 }
 
 const char *comm_transport(void)
@@ -202,6 +236,7 @@ static int lean_take(comm_req *r)
     }
     r->len = want;
     atomic_store_explicit(&s->done, r->opaque[LEAN_SEQ], memory_order_release);
+    lean_work();
     return 1;
 }
 
@@ -221,6 +256,7 @@ static int lean_progress(comm_req *r)
 /* A send; a pulled one is done at once unless answered (then when its receiver took it). */
 static int lean_isend(const void *buf, size_t len, int dst, comm_req *r, int answered)
 {
+    lean_work();
     comm_req_setup(r, (void *)buf, len, dst, 1);
     if (dst == lean_me)
         comm_abort(1, "nettest-lean: a send to itself");

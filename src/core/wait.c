@@ -262,8 +262,11 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
         bool polite = bg || p->tun.oversubscribed ||
                       p->tun.cpu_share * atomic_load_explicit(&wait_threads, memory_order_relaxed) >
                           (uint32_t)p->tun.ncpu;
-        if (timeout_us != 0 && (turn & 255) != 255 && spinning && !polite)
-            continue; /* the clock, every 256th turn of a pure spin (a few microseconds) */
+        /* The clock, every 256th turn of a pure spin (a few microseconds), and where ranks
+         * outnumber CPUs at the turns that may yield only (every fourth, below). */
+        if (timeout_us != 0 && spinning &&
+            (polite ? p->tun.oversubscribed && !bg && (turn & 3) != 3 : (turn & 255) != 255))
+            continue;
         now = csni_now_ns();
         if (spin_end == 0) {
             spin_end = now + (polite ? p->tun.polite_spin_ns
