@@ -154,15 +154,15 @@ int comm_size(void)
 
 const char *comm_library(void)
 {
-    static char name[160];
-    if (name[0] == '\0')
-        snprintf(name, sizeof name, "%s%s%.0ld%s%.0lu%s",
-                 lean_answer ? "lean (no library: flags in shared memory, process_vm_readv"
-                             : "lean floor (no library; LEAN_ANSWER=0: non-blocking sends "
-                               "complete unanswered",
-                 lean_work_ns ? "; LEAN_WORK_NS=" : "", lean_work_ns,
-                 lean_work_ns ? " ns of busy work per message: " : "", lean_work_turns,
-                 lean_work_ns ? " turns)" : ")");
+    static char name[192];
+    const char *base = lean_answer ? "lean (no library: flags in shared memory, process_vm_readv"
+                                   : "lean floor (no library; LEAN_ANSWER=0: non-blocking sends "
+                                     "complete unanswered";
+    if (lean_work_ns == 0)
+        snprintf(name, sizeof name, "%s)", base);
+    else
+        snprintf(name, sizeof name, "%s; LEAN_WORK_NS=%ld ns of busy work per message: %lu turns)",
+                 base, lean_work_ns, lean_work_turns);
     return name;
 }
 
