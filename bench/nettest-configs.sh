@@ -13,7 +13,8 @@
 #           NAME=lean:BUILD_DIR[,VAR=VALUE...]  that build's nettest-lean (nettest itself on the
 #                                           least a single-copy message layer does, no library;
 #                                           e.g. LEAN_EAGER=65536 copies messages up to that
-#                                           size through shared memory).
+#                                           size through shared memory, LEAN_WORK_NS=100 adds
+#                                           that much work to every send and receive).
 #   --rounds N   rounds (default 8); each runs every CONFIG once, round r starting at the
 #                r-th CONFIG (the order turns)
 #   --np NP      ranks (default 4)
@@ -33,7 +34,7 @@
 # columns: nettest's tests). Takes /tmp/csn-bench.lock itself (do not wrap it in flock).
 set -u
 me=nettest-configs.sh
-usage() { sed -n '5,33p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,34p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "$me: $2" >&2; exit "$1"; }
 
 rounds=8 np=4 keep='' best='' from='' wall=0
