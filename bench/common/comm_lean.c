@@ -67,20 +67,24 @@ static uint8_t *lean_eager_at(int from, int to)
 static unsigned long lean_work_turns;
 static long lean_work_ns;
 
-static void lean_work(void)
+static void lean_spin(unsigned long turns)
 {
-    for (unsigned long i = 0; i < lean_work_turns; i++)
+    for (unsigned long i = 0; i < turns; i++)
         __asm__ volatile("" ::: "memory");
 }
 
-/* Turns of lean_work's loop that take ns nanoseconds here (timed over a million turns). */
+static void lean_work(void)
+{
+    lean_spin(lean_work_turns);
+}
+
+/* Turns of lean_spin's loop that take ns nanoseconds here (timed over a million turns). */
 static unsigned long lean_work_calibrate(long ns)
 {
     if (ns == 0)
         return 0;
-    lean_work_turns = 1000000;
     double t0 = comm_wtime();
-    lean_work();
+    lean_spin(1000000);
     double per_turn = (comm_wtime() - t0) / 1e6;
     return per_turn > 0 ? (unsigned long)((double)ns * 1e-9 / per_turn) : 0;
 }

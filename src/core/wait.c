@@ -262,10 +262,11 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
         bool polite = bg || p->tun.oversubscribed ||
                       p->tun.cpu_share * atomic_load_explicit(&wait_threads, memory_order_relaxed) >
                           (uint32_t)p->tun.ncpu;
-        /* The clock, every 256th turn of a pure spin (a few microseconds), and where ranks
-         * outnumber CPUs at the turns that may yield only (every fourth, below). */
-        if (timeout_us != 0 && spinning &&
-            (polite ? p->tun.oversubscribed && !bg && (turn & 3) != 3 : (turn & 255) != 255))
+        /* A polite spin yields at every turn, but where ranks outnumber CPUs at every fourth
+         * (below). The clock is read at those turns, and every 256th turn of a pure spin (a
+         * few microseconds). */
+        bool yield_turn = polite && (bg || !p->tun.oversubscribed || (turn & 3) == 3);
+        if (timeout_us != 0 && spinning && (polite ? !yield_turn : (turn & 255) != 255))
             continue;
         now = csni_now_ns();
         if (spin_end == 0) {
@@ -295,8 +296,7 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
              * switches, Open MPI 195994 and 197488; its 1-16 KiB cells 1.0-1.8x with this,
              * BENCHMARKS.md). Threads of one rank beyond its CPUs still yield at every turn
              * (threadtest, 8 threads: 8 B half round trip 8-15 % longer at every fourth). */
-            if (polite && (bg || !p->tun.oversubscribed || (turn & 3) == 3) &&
-                !wait_arrived(t, want, seen))
+            if (yield_turn && !wait_arrived(t, want, seen))
                 sched_yield();
             continue;
         }
