@@ -577,6 +577,17 @@ bool csni_conn_send_now(struct csni_conn *c, uint64_t dst, uint64_t src, const v
     return ok;
 }
 
+bool csni_conn_send_frame_now(struct csni_conn *c, const uint8_t hdr[CSNI_FRAME_SIZE])
+{
+    csni_lock(&c->tx_lock);
+    bool ok = !c->dead && !c->moved && !c->paused && !c->sq_head && c->shm &&
+              csni_shm_write_frame(c->shm, hdr, CSNI_FRAME_SIZE);
+    csni_unlock(&c->tx_lock);
+    if (ok)
+        csni_moved++;
+    return ok;
+}
+
 void csni_conn_moved_ok(struct csni_conn *c)
 {
     csni_lock(&c->tx_lock);

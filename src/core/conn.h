@@ -241,6 +241,11 @@ void csni_conn_send(struct csni_conn *c, struct csni_sendreq *sr);
  * issue 19). */
 bool csni_conn_send_now(struct csni_conn *c, uint64_t dst, uint64_t src, const void *payload,
                         size_t len, int64_t cost);
+/* Shared memory only: writes a frame with no payload (hdr: csni_frame_encode's) at once if
+ * nothing is queued and the ring has room, with no request queued; false: nothing written,
+ * send it the queued way (csni_conn_send). Completes nothing; the caller keeps hdr. Never
+ * blocks; takes only c's writer lock. */
+bool csni_conn_send_frame_now(struct csni_conn *c, const uint8_t hdr[CSNI_FRAME_SIZE]);
 /* The first step of a move to c (core/peer.c): what is queued on c from now on waits
  * unwritten until csni_conn_moved_ok on the connection moved from (or that one's death), and
  * csni_conn_send_now to c refuses. Never blocks; takes only c's writer lock. */

@@ -387,11 +387,24 @@ void csni_peer_accept(struct csni_proc *p, struct csni_conn *c)
 
 bool csni_peer_send_frame(struct csni_peer *pp, const struct csni_frame *f)
 {
+    /* Mostly the connection is a ring with nothing queued: the frame goes straight in, with no
+     * request allocated (the answer to a pulled message: 832 instructions the queued way, 308 of
+     * them the allocation and its free, 203 so; callgrind, BENCHMARKS.md, issue 19). */
+    uint8_t hdr[CSNI_FRAME_SIZE];
+    csni_frame_encode(f, hdr);
+    csni_lock(&pp->lock);
+    struct csni_conn *c = pp->lost ? NULL : pp->conn;
+    bool sent = c && csni_conn_send_frame_now(c, hdr);
+    csni_unlock(&pp->lock);
+    if (sent)
+        return true;
+    if (!c)
+        return false;
     struct csni_sendreq *sr = csni_sendreq_new(f);
     if (!sr)
         return false;
     csni_lock(&pp->lock);
-    struct csni_conn *c = pp->lost ? NULL : pp->conn;
+    c = pp->lost ? NULL : pp->conn;
     if (c)
         csni_conn_send(c, sr); /* no op attached: completes nothing, takes no transport lock */
     csni_unlock(&pp->lock);

@@ -596,6 +596,23 @@ ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n)
     return shm_ring_put(s, iov, n, false);
 }
 
+bool csni_shm_write_frame(struct csni_shm *s, const uint8_t *frame, size_t n)
+{
+    struct shm_ring *r = s->out;
+    uint64_t size = s->ring_bytes, mask = size - 1;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), at = tail & mask;
+    uint64_t rec = shm_rec_bytes(n);
+    if (at + rec > s->wrap_at || (tail - s->head_cache) + rec + SHM_LINE > size) {
+        /* At the end of the ring or of its compact part, or full as far as we know: the
+         * general writer, as write_eager's. */
+        struct iovec iov = {.iov_base = (void *)frame, .iov_len = n};
+        return shm_ring_put(s, &iov, 1, true) >= 0;
+    }
+    csni_copy(r->data + at + 8, frame, n);
+    shm_publish(s, r, tail, 0, 0, n);
+    return true;
+}
+
 bool csni_shm_write_eager(struct csni_shm *s, uint64_t dst, uint64_t src, const void *payload,
                           size_t len)
 {
