@@ -505,8 +505,15 @@ static void conn_credit_back(struct csni_conn *c)
     c->credit = 0;
 }
 
+/* Whether a frame may go straight into c's ring, bypassing the queue: c lives, is a ring, sends
+ * for the pair (not moved or paused) and has nothing queued (order). tx_lock held. */
+static bool conn_direct_ok(const struct csni_conn *c)
+{
+    return !c->dead && !c->moved && !c->paused && !c->sq_head && c->shm;
+}
+
 /* Queues sr on c, or on the connection c moved to (follow), and writes it if the queue was
- * empty. move_to: sr is c's MOVE LAST, and what comes for c from then on goes there (set
+ * empty (a frame without payload to a ring: written, never queued). move_to: sr is c's MOVE LAST, and what comes for c from then on goes there (set
  * under the writer lock that orders sr behind what c already holds). */
 static void conn_send(struct csni_conn *c, struct csni_sendreq *sr, bool follow,
                       struct csni_conn *move_to)
@@ -533,6 +540,18 @@ static void conn_send(struct csni_conn *c, struct csni_sendreq *sr, bool follow,
             csni_complete_unlocked(op, CSN_PEER_LOST);
         if (move_to)
             conn_resume(move_to); /* no OK can come: the peer reads nothing more from c */
+        return;
+    }
+    /* A frame without payload (an RTS, an answer, credit) to an idle ring is written straight
+     * in, not queued, flushed and released (an RTS 681 instructions that way, 370 so; callgrind,
+     * BENCHMARKS.md, issue 19). */
+    if (sr->paylen == 0 && sr->off == 0 && conn_direct_ok(c) &&
+        csni_shm_write_frame(c->shm, sr->hdr)) {
+        csni_unlock(&c->tx_lock);
+        csni_moved++;
+        struct csni_op *op = conn_release(sr);
+        if (op)
+            csni_complete_unlocked(op, CSN_OK);
         return;
     }
     bool idle = c->sq_head == NULL;
@@ -567,8 +586,7 @@ bool csni_conn_send_now(struct csni_conn *c, uint64_t dst, uint64_t src, const v
                         size_t len, int64_t cost)
 {
     csni_lock(&c->tx_lock);
-    bool ok = !c->dead && !c->moved && !c->paused && !c->sq_head && c->shm &&
-              (cost == 0 || conn_credit_spend(c, cost));
+    bool ok = conn_direct_ok(c) && (cost == 0 || conn_credit_spend(c, cost));
     if (ok && !csni_shm_write_eager(c->shm, dst, src, payload, len)) {
         c->credit += cost;
         ok = false;
@@ -580,8 +598,7 @@ bool csni_conn_send_now(struct csni_conn *c, uint64_t dst, uint64_t src, const v
 bool csni_conn_send_frame_now(struct csni_conn *c, const uint8_t hdr[CSNI_FRAME_SIZE])
 {
     csni_lock(&c->tx_lock);
-    bool ok = !c->dead && !c->moved && !c->paused && !c->sq_head && c->shm &&
-              csni_shm_write_frame(c->shm, hdr, CSNI_FRAME_SIZE);
+    bool ok = conn_direct_ok(c) && csni_shm_write_frame(c->shm, hdr);
     csni_unlock(&c->tx_lock);
     if (ok)
         csni_moved++;

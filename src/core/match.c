@@ -278,18 +278,7 @@ static void match_send(csn_transport *t, struct csni_op *op, struct csni_peer *p
         c = csni_peer_send_conn(t, pp);
     /* Outside the peer lock: writing may complete the op at once. Frames of one thread
      * still leave in call order, which is all per-pair FIFO needs. A pushed message's op may
-     * be complete already (the provider's completion does not wait for the RTS). Our own RTS
-     * to an idle ring is written straight in (csni_post_tx 370 instructions an RTS, 681 the
-     * queued way; callgrind, BENCHMARKS.md, issue 19), marked queued while its header is read
-     * as the queued way marks it: the answer may come before the call returns, and a CTS
-     * reuses the header (csni_op_wait_released), a finished op its memory (api_finish). */
-    if (!lanes && sr == &op->sr && c->shm) {
-        atomic_store_explicit(&sr->queued, true, memory_order_relaxed);
-        if (csni_conn_send_frame_now(c, sr->hdr)) {
-            atomic_store_explicit(&sr->queued, false, memory_order_release); /* last access */
-            return;
-        }
-    }
+     * be complete already (the provider's completion does not wait for the RTS). */
     csni_conn_send(c, sr);
 }
 

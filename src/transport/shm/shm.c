@@ -596,20 +596,25 @@ ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n)
     return shm_ring_put(s, iov, n, false);
 }
 
-bool csni_shm_write_frame(struct csni_shm *s, const uint8_t *frame, size_t n)
+/* Whether a record of rec bytes goes in at tail directly: not past the end of the ring or of
+ * its compact part, and room for it as far as the producer knows. Else the general writer
+ * (shm_ring_put) decides: a wrap, a look at the consumer's index, or no room. */
+static bool shm_fits_here(const struct csni_shm *s, uint64_t tail, uint64_t rec)
+{
+    uint64_t at = tail & (s->ring_bytes - 1);
+    return at + rec <= s->wrap_at && (tail - s->head_cache) + rec + SHM_LINE <= s->ring_bytes;
+}
+
+bool csni_shm_write_frame(struct csni_shm *s, const uint8_t *frame)
 {
     struct shm_ring *r = s->out;
-    uint64_t size = s->ring_bytes, mask = size - 1;
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), at = tail & mask;
-    uint64_t rec = shm_rec_bytes(n);
-    if (at + rec > s->wrap_at || (tail - s->head_cache) + rec + SHM_LINE > size) {
-        /* At the end of the ring or of its compact part, or full as far as we know: the
-         * general writer, as write_eager's. */
-        struct iovec iov = {.iov_base = (void *)frame, .iov_len = n};
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    if (!shm_fits_here(s, tail, shm_rec_bytes(SHM_FRAME_SIZE))) {
+        struct iovec iov = {.iov_base = (void *)frame, .iov_len = SHM_FRAME_SIZE};
         return shm_ring_put(s, &iov, 1, true) >= 0;
     }
-    csni_copy(r->data + at + 8, frame, n);
-    shm_publish(s, r, tail, 0, 0, n);
+    csni_copy(r->data + (tail & (s->ring_bytes - 1)) + 8, frame, SHM_FRAME_SIZE);
+    shm_publish(s, r, tail, 0, 0, SHM_FRAME_SIZE);
     return true;
 }
 
@@ -617,13 +622,11 @@ bool csni_shm_write_eager(struct csni_shm *s, uint64_t dst, uint64_t src, const 
                           size_t len)
 {
     struct shm_ring *r = s->out;
-    uint64_t size = s->ring_bytes, mask = size - 1;
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), at = tail & mask;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t at = tail & (s->ring_bytes - 1);
     uint64_t pad = len >= SHM_PAD_MIN ? (SHM_LINE - (8 + SHM_FRAME_SIZE) % SHM_LINE) % SHM_LINE : 0;
     uint64_t rec = shm_rec_bytes(pad << SHM_PAD_SHIFT | (SHM_FRAME_SIZE + len));
-    if (at + rec > s->wrap_at || (tail - s->head_cache) + rec + SHM_LINE > size) {
-        /* At the end of the ring or of its compact part, or full as far as we know: the
-         * general writer. */
+    if (!shm_fits_here(s, tail, rec)) {
         uint8_t hdr[CSNI_FRAME_SIZE];
         csni_frame_put_eager(hdr, (uint32_t)dst, (uint32_t)src, len);
         struct iovec iov[2] = {{.iov_base = hdr, .iov_len = SHM_FRAME_SIZE},

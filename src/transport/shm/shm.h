@@ -78,9 +78,9 @@ pid_t csni_shm_peer_pid(const struct csni_shm *s);
 bool csni_shm_write_eager(struct csni_shm *s, uint64_t dst, uint64_t src, const void *payload,
                           size_t len);
 ssize_t csni_shm_writev(struct csni_shm *s, const struct iovec *iov, int n);
-/* A frame of n bytes with no payload (a control frame's header) as one record, whole, if it fits
- * now; false (nothing written) when the ring has no room. Never blocks. */
-bool csni_shm_write_frame(struct csni_shm *s, const uint8_t *frame, size_t n);
+/* A frame with no payload (its encoded header, CSNI_FRAME_SIZE bytes) as one record if it
+ * fits now; false (nothing written) when the ring has no room. Never blocks. */
+bool csni_shm_write_frame(struct csni_shm *s, const uint8_t *frame);
 
 /* Consumer side (one thread at a time). has_data: lock-free look at the inbound ring (any
  * thread); with prefetch, a record found there has its lines asked into our cache, at most
