@@ -513,8 +513,9 @@ static bool conn_direct_ok(const struct csni_conn *c)
 }
 
 /* Queues sr on c, or on the connection c moved to (follow), and writes it if the queue was
- * empty (a frame without payload to a ring: written, never queued). move_to: sr is c's MOVE LAST, and what comes for c from then on goes there (set
- * under the writer lock that orders sr behind what c already holds). */
+ * empty (a frame without payload to an idle ring: written, never queued). move_to: sr is c's
+ * MOVE LAST, and what comes for c from then on goes there (set under the writer lock that
+ * orders sr behind what c already holds). */
 static void conn_send(struct csni_conn *c, struct csni_sendreq *sr, bool follow,
                       struct csni_conn *move_to)
 {
