@@ -11,7 +11,8 @@
 #   process: the floor of csn's split copies) / copy-floor (an eager ping-pong's two copies through a shared slot, no library:
 #   the latency rows' floor up to 4 KiB) / cma-floor --test lat (a ping-pong of messages
 #   announced, pulled whole and answered, no library: the floor of a rendezvous latency at 8-64
-#   KiB), run alternately so that slow drifts of the machine hit all alike. Per size, the
+#   KiB) / pingpong-lean (pingpong's latency loop on no library: the floor of a message layer
+#   under the same loop), run alternately so that slow drifts of the machine hit all alike. Per size, the
 #   figures are medians over the rounds of each round's median, and the ratios medians over
 #   the rounds of the per-round ratios (pairs measured minutes apart, not hours). csn runs
 #   first in odd rounds and Open MPI in even ones (pingpong and nettest), so that neither is
@@ -40,13 +41,14 @@
 #   NT_ROUNDS (nettest rounds, default 8), KEEP_DIR (keep the raw outputs there).
 # Needs: pingpong, memcpy-bench, csnrun in BUILD_DIR; pingpong-mpi and mpirun.openmpi for
 # every comparison; nettest, nettest-mpi for the last part (skipped with a message if absent),
-# and nettest-lean beside them as a reference with no library (its line left out if absent).
+# and nettest-lean beside them as a reference with no library (its line left out if absent);
+# pingpong-lean likewise beside the latency rows.
 set -u
 
 # The median, the noise line and the goal misses of the awk programs below.
 AWK_RATIOS=$(cat "$(dirname "$0")/common/ratios.awk") || { echo "shm-vs-mpi.sh: bench/common/ratios.awk is missing" >&2; exit 2; }
 usage() {
-    sed -n '4,43p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,45p' "$0" | sed 's/^# \{0,1\}//'
 }
 # The options of the other comparison scripts (--build, --rounds); the positional form stays.
 build=${BUILD:-build} ROUNDS=5 npos=0 REUSE='' REPORT='' BANDS=0.045,0.15 REMATCH=2 BIND=core
@@ -88,6 +90,7 @@ PPMPI=$B/bench/pingpong/pingpong-mpi
 MC=$B/bench/pingpong/memcpy-bench
 FLOOR=$B/bench/pingpong/cma-floor
 COPYF=$B/bench/pingpong/copy-floor
+PPLEAN=$B/bench/pingpong/pingpong-lean
 LF=$B/bench/pingpong/line-floor
 NT=$B/bench/nettest/nettest
 NTMPI=$B/bench/nettest/nettest-mpi
@@ -181,6 +184,9 @@ while [ "$r" -le "$ROUNDS" ]; do
     # The latency rows' floor between the two libraries' runs, in the placement they share
     # most likely (the host moves the vCPUs within seconds).
     [ ! -x "$COPYF" ] || run "$T/copy.$r.txt" "$COPYF" --max 4K "${FLOOR_BIND[@]}" --json "$T/copy.$r.json"
+    # And of a message layer under pingpong's own loop: pingpong-lean (no library).
+    # shellcheck disable=SC2086
+    [ ! -x "$PPLEAN" ] || run "$T/lean.$r.txt" "$PPLEAN" $PP_ARGS --test lat --json "$T/lean.$r.json"
     [ ! -x "$FLOOR" ] || run "$T/pull.$r.txt" "$FLOOR" --test lat --sizes 8K,16K,32K,64K "${FLOOR_BIND[@]}" \
         --json "$T/pull.$r.json"
     mid=$(line_sample)
@@ -256,7 +262,8 @@ function goals(title,    i, s, x, y, fl, pf, sf, nbw, okbw, badbw, nmc, okmc, ba
         if (s == 8 || s == 1024) {
             x = ratio("csn", "lat", "mpi", "lat", s)
             if (x != "") printf "#   latency %d B: csn/MPI %.2f (goal <= 0.8): %s%s\n", s, x, x <= 0.8 ? "met" : "NOT met" (in_noise(s, x, "lat", 1, 0.8) ? " (within the noise)" : ""), \
-                ((x > 0.8 && (y = ratio("mpi", "lat", "copy", "lat", s)) != "") ? sprintf("; Open MPI at %.2fx the copy floor (copy-floor), so the goal asks csn for %.2fx it", y, 0.8 * y) : "")
+                ((x > 0.8 && (y = ratio("mpi", "lat", "copy", "lat", s)) != "") ? sprintf("; Open MPI at %.2fx the copy floor (copy-floor), so the goal asks csn for %.2fx it", y, 0.8 * y) : "") \
+                ((x > 0.8 && (y = ratio("mpi", "lat", "lean", "lat", s)) != "") ? sprintf("; against pingpong-lean (no library, the same loop): Open MPI %.2fx, csn %.2fx (goal %.2fx)", y, ratio("csn", "lat", "lean", "lat", s), 0.8 * y) : "")
         }
         if (s >= 65536) {
             x = ratio("csn", "bw", "mpi", "bw", s)
@@ -284,6 +291,7 @@ function goals(title,    i, s, x, y, fl, pf, sf, nbw, okbw, badbw, nmc, okmc, ba
     if (nlat) printf "#   latency, every size: csn/MPI <= 1.0 at %d of %d sizes%s\n", oklat, nlat, badlat == "" ? "" : " (not at" badlat ")"
     # Where a rendezvous latency is missed: each library against the floor of a pulled ping-pong.
     if (badlat != "" && (pf = against_floor("lat", 1, 0, "pull", "lat")) != "") printf "#     those sizes against the pulled floor (cma-floor --test lat: announced, pulled whole, answered, no library), csn/floor and MPI/floor:%s\n", pf
+    if (badlat != "" && (pf = against_floor("lat", 1, 0, "lean", "lat")) != "") printf "#     those sizes against pingpong-lean (no library, the same loop), csn/lean and MPI/lean:%s\n", pf
     if (nbi) printf "#   bidirectional 64K..: csn/MPI >= 1.0 at %d of %d sizes%s\n", okbi, nbi, badbi == "" ? "" : " (not at" badbi ")"
     # Where both ways is missed: how far each library is from the copy floor (issue 19, item 5).
     if (nfloor && badbi != "" && (fl = against_floor("bibw", 0, 65536, "floor", "bibw")) != "") printf "#     those sizes against the copy floor (cma-floor), csn/floor and MPI/floor:%s\n", fl
@@ -319,6 +327,8 @@ END {
     if (nfloor) print "# fl_bibw: cma-floor, the same bytes both ways pulled with one process_vm_readv per message, a window begun when both sides finished the one before, payload filled and checked as pingpong'"'"'s, no library; c/fl, m/fl: csn, MPI against it"
     for (i = 1; i <= nsizes; i++) if ((x = med("copy", "lat", order[i])) != "") cf = cf sprintf(" %d %.3f", order[i], x)
     if (cf != "") print "# copy-floor (latency us, an eager ping-pong'"'"'s two copies through one shared slot, no library):" cf
+    for (i = 1; i <= nsizes; i++) if (order[i] <= 65536 && (x = med("lean", "lat", order[i])) != "") ln = ln sprintf(" %d %.3f", order[i], x)
+    if (ln != "") print "# pingpong-lean (latency us, pingpong'"'"'s loop on no library: flags in shared memory, copied through it up to 16 KiB, pulled beyond):" ln
     for (i = 1; i <= nsizes; i++) if ((x = med("pull", "lat", order[i])) != "") pl = pl sprintf(" %d %.3f", order[i], x)
     if (pl != "") print "# cma-floor --test lat (latency us, a ping-pong of messages announced, pulled whole and answered, no library):" pl
     print ""
@@ -332,7 +342,7 @@ END {
     }
     want = ""
     if (tilde) print "#   SIZE~: missed by less than that noise"
-}' "${LINE[@]}" "$T"/csn.*.json "$T"/mpi.*.json "$T"/memcpy.*.json $(ls "$T"/floor.*.json "$T"/copy.*.json "$T"/pull.*.json 2>/dev/null)
+}' "${LINE[@]}" "$T"/csn.*.json "$T"/mpi.*.json "$T"/memcpy.*.json $(ls "$T"/floor.*.json "$T"/copy.*.json "$T"/pull.*.json "$T"/lean.*.json 2>/dev/null)
 echo
 
 # Two ranks on one core: both launchers under taskset -c 0 (children inherit the affinity).
@@ -440,7 +450,7 @@ function half_noise(k, s, c,    r, m, i, a, x, y) {
 }
 # The table (when shown) and the goal lines over the counted rounds. A cell that misses 1.0x
 # by less than the noise of Open MPI in that cell is counted apart.
-function cells(show,    i, s, c, a, b, cell, nc, ok, ok1, near1, rs, z) {
+function cells(show,    i, s, c, a, b, cell, nc, ok, ok1, near1, rs, z, l) {
     for (i = 1; i <= n; i++) {
         s = order[i]
         if (show) printf "%8s", s
@@ -453,6 +463,8 @@ function cells(show,    i, s, c, a, b, cell, nc, ok, ok1, near1, rs, z) {
             }
             if (show) printf " %17s", cell
             if (a != "" && b != "") { nc++; if (b > 0 && a >= 2 * b) ok++; if (b > 0 && a >= b) ok1++; rs[nc] = b > 0 ? a / b : 0 }
+            if (show && lean && a != "" && b != "" && a < b && (l = med("lean", s, c)) != "" && l > 0)
+                floor_cells = floor_cells sprintf(" %s/%s %.2f/%.2f", s, name[c - 1], a / l, l / b)
         }
         if (show) print ""
     }
@@ -475,6 +487,7 @@ END {
     print "# goal (issue 19): " cells(1)
     if (rounds > 1) print "# noise: Open MPI per cell, its median over the odd rounds against the even ones (factor): " cell_noise()
     if (lean) printf "# nettest-lean (no library; LEAN_EAGER=16K) as a reference: median cell lean/MPI %s, csn/lean %s\n", against("lean", "mpi"), against("csn", "lean")
+    if (floor_cells != "") print "#   the cells below 1.0x against nettest-lean (the same exchanges without a library), size/column csn/lean and lean/MPI:" floor_cells
     split("core near far", cls, " ")
     for (i = 1; i <= 3; i++) if (ncls[want = cls[i]] > 0)
         printf "#   over the %d %s round(s) alone: %s\n", ncls[want], want, cells(0)

@@ -168,6 +168,22 @@ if(TARGET memcpy-bench)
   endif()
 endif()
 
+if(TARGET pingpong-lean)
+  # pingpong's latency loop on no library (its ranks forked): eager and pulled sizes, the JSON;
+  # a bandwidth test and another rank count refused. Its ranks spin: both CPUs.
+  pp_json_test(pingpong_lean "$<TARGET_FILE:pingpong-lean>|--sizes|0,8,1K,64K|--samples|3|--sample-ms|1"
+               "^# pingpong: lean .no library|lat_med|\n +65536 +[0-9.]+ " 4)
+  add_test(NAME pingpong_lean_bad_test
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:pingpong-lean>|--test|lat,bw" -DRC=2
+                   -DERR_MATCH=lat.only -DONE_LINE=1 -P ${PP_CHECK})
+  add_test(NAME pingpong_lean_bad_np
+           COMMAND ${CMAKE_COMMAND} -E env LEAN_NP=3 ${CMAKE_COMMAND}
+                   "-DCMD=$<TARGET_FILE:pingpong-lean>|--sizes|8" -DRC=2 -DERR_MATCH=LEAN_NP
+                   -DONE_LINE=1 -P ${PP_CHECK})
+  set_tests_properties(pingpong_lean pingpong_lean_bad_test pingpong_lean_bad_np
+                       PROPERTIES TIMEOUT 60 PROCESSORS 2)
+endif()
+
 if(TARGET pingpong AND TARGET csnrun)
   # bench/placement.sh: configurations alternated, split by the vCPUs' placement.
   add_test(NAME pingpong_placement

@@ -1,5 +1,6 @@
 /* comm_lean.c: the bench comm layer with no library under it: the least a single-copy message
- * layer on one host does, as a reference for csn and MPI in nettest's cells (nettest-lean).
+ * layer on one host does, as a reference for csn and MPI in nettest's cells (nettest-lean) and
+ * under pingpong's latency loop (pingpong-lean).
  *
  * comm_init forks the ranks (LEAN_NP, default 4; bench/common/forked.h: the process started
  * supervises them and gives the job's exit status), which share one anonymous mapping. A
@@ -31,6 +32,7 @@
 
 #include "comm.h"
 #include "forked.h"
+#include "tool.h"
 
 #define LEAN_MAX_EAGER (1u << 20)
 
@@ -52,6 +54,7 @@ static size_t lean_eager;
 static unsigned lean_yield = 1;
 static int lean_answer = 1; /* 0: a pulled send completes without waiting for its answer */
 static int lean_me, lean_np;
+static const char *lean_prog = "lean"; /* the program (nettest-lean, pingpong-lean, ...) */
 static uint64_t lean_sent[FORKED_MAX_NP], lean_taken[FORKED_MAX_NP];
 static double lean_timeout = 120.0; /* seconds of waiting without progress before giving up */
 
@@ -108,8 +111,8 @@ static long lean_env(const char *name, long dflt, long lo, long hi)
         return dflt;
     long x = strtol(v, &end, 10);
     if (*end != '\0' || x < lo || x > hi) {
-        fprintf(stderr, "nettest-lean: %s takes a number from %ld to %ld, not '%s'\n", name, lo, hi,
-                v);
+        fprintf(stderr, "%s: %s takes a number from %ld to %ld, not '%s'\n", lean_prog, name, lo,
+                hi, v);
         exit(2);
     }
     return x;
@@ -118,7 +121,8 @@ static long lean_env(const char *name, long dflt, long lo, long hi)
 int comm_init(int *argc, char ***argv)
 {
     (void)argc;
-    (void)argv;
+    if (argv != NULL && *argv != NULL)
+        lean_prog = bench_prog((*argv)[0]);
     lean_np = (int)lean_env("LEAN_NP", 4, 2, FORKED_MAX_NP);
     lean_eager = (size_t)lean_env("LEAN_EAGER", 0, 0, LEAN_MAX_EAGER);
     lean_yield = (unsigned)lean_env("LEAN_YIELD", 1, 1, 1000);
@@ -132,7 +136,7 @@ int comm_init(int *argc, char ***argv)
     void *area;
     lean_me =
         forked_start(&lean_job, lean_np, slots + (size_t)lean_np * (size_t)lean_np * lean_eager,
-                     &area, "nettest-lean");
+                     &area, lean_prog);
     if (lean_me < 0)
         return -1;
     lean_slots = area;
@@ -263,7 +267,7 @@ static int lean_isend(const void *buf, size_t len, int dst, comm_req *r, int ans
     lean_work();
     comm_req_setup(r, (void *)buf, len, dst, 1);
     if (dst == lean_me)
-        comm_abort(1, "nettest-lean: a send to itself");
+        comm_abort(1, "%s: a send to itself", lean_prog);
     struct lean_slot *s = &lean_slots[lean_me][dst];
     uint64_t seq = ++lean_sent[dst];
     double since = 0;
@@ -291,7 +295,7 @@ int comm_irecv(void *buf, size_t len, int src, comm_req *r)
 {
     comm_req_setup(r, buf, len, src, 0);
     if (src < 0 || src == lean_me)
-        comm_abort(1, "nettest-lean: a receive names another rank (not %d)", src);
+        comm_abort(1, "%s: a receive names another rank (not %d)", lean_prog, src);
     r->opaque[LEAN_SEQ] = ++lean_taken[src];
     return 0;
 }

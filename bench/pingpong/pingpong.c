@@ -16,15 +16,36 @@ enum { PP_LAT = 1, PP_BW = 2, PP_BIBW = 4 };
 #define PP_ACK_LEN 4
 #define PP_HOST_LEN 256
 
-static const char pingpong_usage[] =
-    "usage: pingpong [OPTIONS]      (run with 2 ranks: csnrun -np 2 pingpong,\n"
+/* pingpong-lean: the same loop on bench/common/comm_lean.c, no library. That layer holds one
+ * message per pair and direction, so a bandwidth window would wait on itself: latency only. Its
+ * defaults suit a ping-pong (two ranks, small messages through shared memory as csn's are,
+ * spinning as both libraries do with a CPU each); the environment overrides them. */
+#ifdef PINGPONG_LEAN
+#define PP_TESTS PP_LAT
+#define PP_USAGE_HEAD                                                                              \
+    "usage: pingpong-lean [OPTIONS]  (forks its 2 ranks: no launcher, no library)\n"               \
+    "pingpong's latency test on the least a message layer does (bench/common/comm_lean.c:\n"       \
+    "flags in shared memory; up to LEAN_EAGER bytes copied through it, beyond pulled with\n"       \
+    "process_vm_readv), as a floor for csn and Open MPI under the same loop. Defaults:\n"          \
+    "LEAN_NP=2, LEAN_EAGER=16384, LEAN_YIELD=1000 (a wait yields at every 1000th idle turn).\n"
+#else
+#define PP_TESTS (PP_LAT | PP_BW | PP_BIBW)
+#define PP_USAGE_HEAD                                                                              \
+    "usage: pingpong [OPTIONS]      (run with 2 ranks: csnrun -np 2 pingpong,\n"                   \
     "                                or mpirun -np 2 pingpong-mpi)\n"
+#endif
+
+static const char pingpong_usage[] = PP_USAGE_HEAD
     "Latency (half round trip), bandwidth (a window of non-blocking sends, the receiver\n"
     "posts as many receives, then a short ack) and bidirectional bandwidth, per size.\n"
     "Each size: warm-up, then timed batches; latency reports median and min, bandwidth\n"
     "median and max. MB/s means 1e6 bytes per second.\n"
     "Options:\n" PP_COMMON_HELP PP_JSONL_HELP
+#ifdef PINGPONG_LEAN
+    "  --test lat         the only test (default)\n"
+#else
     "  --test LIST        any of lat,bw,bibw (default all three)\n"
+#endif
     "  --no-check         do not fill and check the payload\n"
     "  --reuse-buffer     bw and bibw: every message of a window into one receive buffer\n"
     "                     (as OSU's osu_bw does); default: one buffer per message\n"
@@ -84,7 +105,7 @@ static int pingpong_parse_tests(const char *s, unsigned *out)
 static int pingpong_parse(int argc, char **argv, struct pingpong_opts *o)
 {
     pp_common_defaults(&o->c);
-    o->tests = PP_LAT | PP_BW | PP_BIBW;
+    o->tests = PP_TESTS;
     o->check = 1;
     o->reuse = 0;
     for (int i = 1; i < argc; i++) {
@@ -114,6 +135,11 @@ static int pingpong_parse(int argc, char **argv, struct pingpong_opts *o)
         if (r > 0) {
             if (pingpong_parse_tests(v, &o->tests) != 0) {
                 fprintf(stderr, "pingpong: bad value '%s' for --test (any of lat,bw,bibw)\n", v);
+                return 2;
+            }
+            if (o->tests & ~PP_TESTS) {
+                fprintf(stderr, "pingpong-lean: --test lat only (its layer holds one message per "
+                                "pair and direction)\n");
                 return 2;
             }
             continue;
@@ -440,6 +466,18 @@ int main(int argc, char **argv)
     bench_quiet_end(quiet, rc);
     if (rc != 0)
         return rc == 1 ? 0 : 2;
+#ifdef PINGPONG_LEAN
+    const char *np = getenv("LEAN_NP");
+    if (np != NULL && strcmp(np, "2") != 0) {
+        fprintf(stderr, "pingpong-lean: LEAN_NP must be 2 (its two ranks), not '%s'\n", np);
+        return 2;
+    }
+    if (setenv("LEAN_NP", "2", 0) != 0 || setenv("LEAN_EAGER", "16384", 0) != 0 ||
+        setenv("LEAN_YIELD", "1000", 0) != 0) {
+        fprintf(stderr, "pingpong-lean: cannot set its defaults: %s\n", strerror(errno));
+        return 1;
+    }
+#endif
     if (comm_init(&argc, &argv) != 0)
         return 1;
     double start0 = comm_wtime();
