@@ -1,5 +1,6 @@
 /* test_frame.c: the frame header: round trips, and every kind of corrupt header refused with a
  * reason; plus a random sweep. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,46 @@ static void refused(struct csni_frame f, int byte, uint8_t value)
     CHECK(csni_frame_decode(b, 65536, &g, &why) != 0 && why != NULL);
 }
 
+/* An EAGER header on every side of each of its checks (the decoder accepts most in one test
+ * before the general checks: both must agree), full and short, against the rule written out. */
+static void eager_edges(void)
+{
+    const uint32_t ids[] = {0, 1, 0xffffffffu};
+    const uint64_t maxes[] = {0, 65536, UINT64_MAX};
+    for (int m = 0; m < 3; m++) {
+        uint64_t emax = maxes[m];
+        const uint64_t lens[] = {0,         1, 65535, 65536, 65537, CSNI_MAX_MSG, CSNI_MAX_MSG + 1,
+                                 UINT64_MAX};
+        for (int d = 0; d < 3; d++)
+            for (int r = 0; r < 3; r++)
+                for (int l = 0; l < 8; l++)
+                    for (int flags = 0; flags < 2; flags++) {
+                        uint32_t dst = ids[d], src = ids[r];
+                        uint64_t len = lens[l];
+                        bool ok = dst && src && len <= emax && len <= CSNI_MAX_MSG;
+                        uint8_t b[CSNI_FRAME_SIZE];
+                        struct csni_frame g;
+                        const char *why = "x";
+                        csni_frame_put_eager(b, dst, src, len);
+                        b[3] = (uint8_t)flags;
+                        int rv = csni_frame_decode(b, emax, &g, &why);
+                        CHECK(ok && !flags ? rv == 0 && why == NULL : rv != 0 && why != NULL);
+                        if (rv == 0)
+                            CHECK(g.type == CSNI_F_EAGER && g.dst == dst && g.src == src &&
+                                  g.len == len && g.aux == 0 && g.cookie == 0 && g.cookie2 == 0);
+                        b[0] ^= 1; /* the magic */
+                        CHECK(csni_frame_decode(b, emax, &g, &why) != 0 && why != NULL);
+                        csni_frame_put_short(b, dst, src);
+                        why = "x";
+                        rv = csni_frame_decode_short(b, len, emax, &g, &why);
+                        CHECK(ok ? rv == 0 && why == NULL : rv != 0 && why != NULL);
+                    }
+    }
+}
+
 int main(void)
 {
+    eager_edges();
     roundtrip((struct csni_frame){.type = CSNI_F_EAGER, .dst = 2, .src = 3, .len = 65536});
     roundtrip((struct csni_frame){.type = CSNI_F_EAGER, .dst = 0xffffffffu, .src = 1, .len = 0});
     roundtrip((struct csni_frame){.type = CSNI_F_RTS,
@@ -93,11 +132,13 @@ int main(void)
     struct csni_frame pushed = csni_frame_rts(5, 9, 1, 77, 0, true);
     CHECK(csni_frame_rts_kind(&pushed) == CSNI_RTS_PUSHED);
     roundtrip(csni_frame_rts_withdrawn(5, 9, 77));
-    refused((struct csni_frame){.type = CSNI_F_RTS, .dst = 1, .src = 1, .aux = CSNI_RTS_WITHDRAWN,
-                                .len = 5},
-            -1, 0);
-    refused((struct csni_frame){.type = CSNI_F_RTS, .dst = 1, .src = 1, .aux = CSNI_RTS_WITHDRAWN + 1},
-            -1, 0);
+    refused(
+        (struct csni_frame){
+            .type = CSNI_F_RTS, .dst = 1, .src = 1, .aux = CSNI_RTS_WITHDRAWN, .len = 5},
+        -1, 0);
+    refused(
+        (struct csni_frame){.type = CSNI_F_RTS, .dst = 1, .src = 1, .aux = CSNI_RTS_WITHDRAWN + 1},
+        -1, 0);
     roundtrip(csni_frame_move(CSNI_MOVE_LAST));
     roundtrip(csni_frame_move(CSNI_MOVE_OK));
     CHECK(csni_frame_move_kind(&(struct csni_frame){.type = CSNI_F_MOVE, .aux = 1}) ==
