@@ -250,7 +250,7 @@ static __attribute__((noinline)) csn_status wait_loop(csn_transport *t, struct c
         if (d == 1)
             continue; /* it completed our op, or queued a receive's completion: the look above
                        * takes it at once, without this turn's bookkeeping (a blocking receive's
-                       * turnaround, about 25 instructions) */
+                       * turnaround, about 30 instructions) */
         if (net && (d < 0 || (d == 0 && (turn & 15) == 15)))
             csni_poll(p);
         /* Threads of all the ranks on our CPUs that wait in the library (ours times the
